@@ -1,0 +1,105 @@
+/*
+ * mech_hybrid.c
+ *		The hybrid mechanism of Chan, Shi and Song for streams of unknown
+ *		length.
+ *
+ * Half of epsilon goes to the logarithmic mechanism: at every t = 2^k it
+ * releases a noisy c_t, adding the items since the previous power of two and
+ * one Laplace(2/epsilon) draw.  The other half runs a binary tree over each
+ * interval (2^k, 2^(k+1)), of horizon 2^k - 1 and so k levels, with noise
+ * Laplace(2k/epsilon); in between, the release is the last logarithmic value
+ * plus the tree's.  Every item is in one logarithmic interval and in at most
+ * one tree.
+ */
+#include "mechanism_int.h"
+
+/* The largest k: steps go up to CC_MAX_HORIZON = 2^62. */
+#define MAX_TREE_LEVELS 62
+
+typedef struct hybrid_part
+{
+	int64_t		log_noisy;		/* noisy c at the latest power of two */
+	int64_t		pending;		/* exact sum of the items since then */
+	int64_t		k;				/* the latest power of two is 2^k */
+	cc_scale	tree_scale;		/* Laplace(2k/epsilon) */
+	cc_tree		tree;			/* over (2^k, 2^(k+1)); must stay last */
+} hybrid_part;
+
+static int64_t
+max_levels(const cc_params *params)
+{
+	if (params->has_horizon)
+		return cc_tree_levels(params->horizon) - 1;
+	return MAX_TREE_LEVELS;
+}
+
+static uint64_t
+hybrid_max_multiplier(const cc_params *params)
+{
+	int64_t		levels = max_levels(params);
+
+	return 2 * (uint64_t) (levels > 1 ? levels : 1);
+}
+
+static size_t
+hybrid_size(const cc_params *params)
+{
+	return sizeof(hybrid_part) + max_levels(params) * sizeof(cc_tree_node);
+}
+
+static cc_status
+hybrid_push(cc_state *state, int64_t x, cc_rng *rng)
+{
+	hybrid_part *part = cc_state_part(state);
+	int64_t		t = state->t;
+	cc_status	status;
+
+	if ((t & (t - 1)) == 0)
+	{
+		/* t = 2^k: the logarithmic mechanism releases, a new tree begins */
+		int64_t		k = __builtin_ctzll((unsigned long long) t);
+		int64_t		interval = part->pending + x;	/* part of the exact total */
+
+		if (!cc_add(interval, cc_discrete_laplace(rng, state->scale), &interval) ||
+			!cc_add(part->log_noisy, interval, &part->log_noisy))
+			return CC_OVERFLOW;
+		part->pending = 0;
+		part->k = k;
+		if (k > 0)
+			part->tree_scale = cc_state_scale(state, 2 * (uint64_t) k);
+		cc_tree_init(&part->tree, k);
+		state->noisy = part->log_noisy;
+		return CC_OK;
+	}
+
+	part->pending += x;
+	status = cc_tree_push(&part->tree, x, part->tree_scale, rng);
+	if (status == CC_OK &&
+		!cc_add(part->log_noisy, part->tree.noisy, &state->noisy))
+		status = CC_OVERFLOW;
+	return status;
+}
+
+static int
+hybrid_terms(const cc_state *state, cc_term *terms)
+{
+	const hybrid_part *part = cc_state_part(state);
+
+	terms[0].count = part->k + 1;
+	terms[0].scale = state->scale;
+	if (part->tree.t == 0)
+		return 1;
+	terms[1].count = __builtin_popcountll((unsigned long long) part->tree.t);
+	terms[1].scale = part->tree_scale;
+	return 2;
+}
+
+const cc_mechanism_ops cc_hybrid_ops = {
+	.name = "hybrid",
+	.needs_horizon = false,
+	.main_multiplier = cc_multiplier_two,
+	.max_multiplier = hybrid_max_multiplier,
+	.part_size = hybrid_size,
+	.push = hybrid_push,
+	.terms = hybrid_terms,
+};

@@ -1,0 +1,105 @@
+/*
+ * mechanism_int.h
+ *		The state layout shared by the mechanisms, and the interface each one
+ *		implements.  Only the core and its unit tests include this file.
+ */
+#ifndef CC_MECHANISM_INT_H
+#define CC_MECHANISM_INT_H
+
+#include "mechanism.h"
+
+/*
+ * The common header of every state.  The mechanism's own part follows it
+ * directly (cc_state_part); every member is 8 bytes wide so the part is
+ * aligned.
+ */
+struct cc_state
+{
+	int64_t		size;			/* bytes, header and part */
+	cc_params	params;
+	int64_t		t;				/* steps pushed */
+	int64_t		exact;			/* exact running count */
+	int64_t		noisy;			/* release at step t */
+	cc_scale	scale;			/* the mechanism's main noise scale */
+};
+
+#define cc_state_part(state) ((void *) ((state) + 1))
+
+/* A group of count noise draws of one scale inside a release. */
+typedef struct cc_term
+{
+	int64_t		count;
+	cc_scale	scale;
+} cc_term;
+
+#define CC_MAX_TERMS 2
+
+typedef struct cc_mechanism_ops
+{
+	const char *name;
+	bool		needs_horizon;
+	/* the main scale, cc_state.scale, is this multiple of sensitivity/epsilon */
+	uint64_t	(*main_multiplier) (const cc_params *params);
+	/* optional: the largest multiple used, if above the main one; 0 if none fits */
+	uint64_t	(*max_multiplier) (const cc_params *params);
+	size_t		(*part_size) (const cc_params *params);
+	/* optional: set up the part beyond zeroes */
+	void		(*init) (cc_state *state);
+	/* step state->t has just begun, with item x; set state->noisy */
+	cc_status	(*push) (cc_state *state, int64_t x, cc_rng *rng);
+	/* the noise draws that make up the current release */
+	int			(*terms) (const cc_state *state, cc_term *terms);
+} cc_mechanism_ops;
+
+extern const cc_mechanism_ops cc_simple_i_ops;
+extern const cc_mechanism_ops cc_simple_ii_ops;
+extern const cc_mechanism_ops cc_two_level_ops;
+extern const cc_mechanism_ops cc_binary_ops;
+extern const cc_mechanism_ops cc_hybrid_ops;
+
+extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
+
+/* Multipliers that do not depend on the parameters. */
+extern uint64_t cc_multiplier_one(const cc_params *params);
+extern uint64_t cc_multiplier_two(const cc_params *params);
+
+/* The scale multiplier * sensitivity / epsilon; the parameters were checked. */
+extern cc_scale cc_state_scale(const cc_state *state, uint64_t multiplier);
+
+/*
+ * The binary tree of Chan, Shi and Song, used by the binary and hybrid
+ * mechanisms.  Node i holds the exact and noisy sums of the latest closed
+ * dyadic interval of length 2^i; only nodes for the set bits of t are live.
+ * A node's noise is drawn once, when the node closes, and kept until the
+ * node is replaced by the next interval of its level.
+ */
+typedef struct cc_tree_node
+{
+	int64_t		exact;
+	int64_t		noisy;
+} cc_tree_node;
+
+typedef struct cc_tree
+{
+	int64_t		levels;
+	int64_t		t;				/* steps pushed into this tree */
+	int64_t		noisy;			/* sum of the live nodes' noisy sums */
+	/* followed by levels cc_tree_node */
+} cc_tree;
+
+#define cc_tree_nodes(tree) ((cc_tree_node *) ((tree) + 1))
+
+/* floor(log2 n) + 1: levels needed for a horizon of n steps */
+extern int64_t cc_tree_levels(int64_t n);
+extern void cc_tree_init(cc_tree *tree, int64_t levels);
+extern cc_status cc_tree_push(cc_tree *tree, int64_t x, cc_scale scale,
+							  cc_rng *rng);
+
+/* a + b into *sum, false on overflow */
+static inline bool
+cc_add(int64_t a, int64_t b, int64_t *sum)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+#endif							/* CC_MECHANISM_INT_H */

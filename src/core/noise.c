@@ -1,0 +1,149 @@
+/*
+ * noise.c
+ *		Exact discrete Laplace sampling with integer arithmetic only.
+ *
+ * The algorithms are those of Canonne, Kamath and Steinke, "The Discrete
+ * Gaussian for Differential Privacy" (2020), section 5: Bernoulli(exp(-g))
+ * by the series expansion of exp, a geometric variable split into its
+ * fractional and whole parts, and a sign that rejects the negative zero.
+ */
+#include "noise.h"
+
+#include <math.h>
+
+uint64_t
+cc_uniform_below(cc_rng *rng, uint64_t n)
+{
+	/* 2^64 mod n: words below it would make the small residues likelier */
+	uint64_t	threshold = (0 - n) % n;
+
+	if (n == 1)
+		return 0;
+	for (;;)
+	{
+		uint64_t	r = rng->next64(rng->ctx);
+
+		if (r >= threshold)
+			return r % n;
+	}
+}
+
+/* Bernoulli(a / b) for a <= b. */
+static bool
+bernoulli_frac(cc_rng *rng, uint64_t a, uint64_t b)
+{
+	return cc_uniform_below(rng, b) < a;
+}
+
+/*
+ * Bernoulli(exp(-a/b)) for 0 <= a <= b.  Draw A_k ~ Bernoulli(g / k) for
+ * k = 1, 2, ... until one fails; the first failing k is odd with probability
+ * exp(-g).  g / k is drawn as Bernoulli(a/b) and Bernoulli(1/k) so that
+ * b * k can never overflow.
+ */
+static bool
+bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
+{
+	uint64_t	k = 1;
+
+	while (bernoulli_frac(rng, a, b) && bernoulli_frac(rng, 1, k))
+		k++;
+	return (k & 1) == 1;
+}
+
+bool
+cc_bernoulli_exp(cc_rng *rng, uint64_t num, uint64_t den)
+{
+	/* exp(-g) = exp(-1)^floor(g) * exp(-(g - floor(g))) */
+	while (num > den)
+	{
+		if (!bernoulli_exp_at_most_one(rng, 1, 1))
+			return false;
+		num -= den;
+	}
+	return bernoulli_exp_at_most_one(rng, num, den);
+}
+
+int64_t
+cc_discrete_laplace(cc_rng *rng, cc_scale b)
+{
+	uint64_t	t = b.num;
+	uint64_t	s = b.den;
+
+	for (;;)
+	{
+		uint64_t	u = cc_uniform_below(rng, t);
+		uint64_t	v = 0;
+		unsigned __int128 magnitude;
+		bool		negative;
+
+		/* u / t is the fractional part of a geometric of parameter 1/t */
+		if (!cc_bernoulli_exp(rng, u, t))
+			continue;
+		/* v is its whole part: the number of Bernoulli(exp(-1)) successes */
+		while (bernoulli_exp_at_most_one(rng, 1, 1))
+			v++;
+		magnitude = ((unsigned __int128) t * v + u) / s;
+		negative = cc_uniform_below(rng, 2) == 1;
+		if (negative && magnitude == 0)
+			continue;			/* zero would otherwise be twice as likely */
+
+		/*
+		 * cc_scale_make() keeps t/s <= 1e15, so reaching INT64_MAX needs v
+		 * above 9000, which has probability below exp(-9000).  Clamping keeps
+		 * the arithmetic defined all the same.
+		 */
+		if (magnitude > INT64_MAX)
+			magnitude = INT64_MAX;
+		return negative ? -(int64_t) magnitude : (int64_t) magnitude;
+	}
+}
+
+double
+cc_scale_value(cc_scale b)
+{
+	return (double) b.num / (double) b.den;
+}
+
+double
+cc_dlap_variance(cc_scale b)
+{
+	double		x = (double) b.den / (double) b.num;	/* 1 / b */
+	double		p = exp(-x);
+	double		one_minus_p = -expm1(-x);
+
+	return 2.0 * p / (one_minus_p * one_minus_p);
+}
+
+static uint64_t
+gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b != 0)
+	{
+		uint64_t	r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+bool
+cc_scale_make(uint64_t mult, uint64_t eps_num, uint64_t eps_den,
+			  cc_scale *out)
+{
+	uint64_t	g1;
+	uint64_t	g2;
+	uint64_t	num;
+
+	if (mult == 0 || eps_num == 0 || eps_den == 0)
+		return false;
+	/* mult / (eps_num / eps_den) = mult * eps_den / eps_num, reduced */
+	g1 = gcd_u64(mult, eps_num);
+	g2 = gcd_u64(eps_den, eps_num / g1);
+	if (__builtin_mul_overflow(mult / g1, eps_den / g2, &num))
+		return false;
+	out->num = num;
+	out->den = eps_num / g1 / g2;
+	return cc_scale_value(*out) <= CC_MAX_SCALE;
+}

@@ -1,0 +1,63 @@
+/*
+ * noise.h
+ *		Exact discrete Laplace noise from an injected source of random bits.
+ *
+ * Pure C: no PostgreSQL headers.  Everything on the path from random bits to
+ * a noise value is integer arithmetic (Canonne, Kamath and Steinke 2020), so
+ * no floating-point rounding can bias or leak through the noise.  Doubles
+ * appear only in cc_dlap_variance(), which describes the noise for error bars.
+ */
+#ifndef CC_NOISE_H
+#define CC_NOISE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * A source of uniformly random 64-bit words.  next64 must either return a
+ * word or not return at all: the server's source raises an error when the
+ * strong random source fails, so the core never sees a failure and never
+ * falls back to weaker bits.
+ */
+typedef struct cc_rng
+{
+	uint64_t	(*next64) (void *ctx);
+	void	   *ctx;
+} cc_rng;
+
+/* A noise scale b = num / den, kept exact; both are at least 1. */
+typedef struct cc_scale
+{
+	uint64_t	num;
+	uint64_t	den;
+} cc_scale;
+
+/* Uniform integer in [0, n), n >= 1, by rejection (no modulo bias). */
+extern uint64_t cc_uniform_below(cc_rng *rng, uint64_t n);
+
+/* Bernoulli(exp(-num/den)), num >= 0, den >= 1. */
+extern bool cc_bernoulli_exp(cc_rng *rng, uint64_t num, uint64_t den);
+
+/*
+ * Discrete Laplace with scale b: P(X = x) proportional to exp(-|x| / b).
+ * The scale must satisfy cc_scale_ok(); values then stay far inside int64.
+ */
+extern int64_t cc_discrete_laplace(cc_rng *rng, cc_scale b);
+
+/* Exact variance 2p / (1 - p)^2 with p = exp(-1/b). */
+extern double cc_dlap_variance(cc_scale b);
+
+/* The scale as a double, for error bars only. */
+extern double cc_scale_value(cc_scale b);
+
+/* Largest scale the samplers accept: noise of this scale cannot overflow. */
+#define CC_MAX_SCALE 1e15
+
+/*
+ * Build the scale mult / epsilon, with epsilon = eps_num / eps_den, reduced.
+ * Returns false when it would overflow or exceed CC_MAX_SCALE.
+ */
+extern bool cc_scale_make(uint64_t mult, uint64_t eps_num, uint64_t eps_den,
+						  cc_scale *out);
+
+#endif							/* CC_NOISE_H */

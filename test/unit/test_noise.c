@@ -1,0 +1,194 @@
+/*
+ * test_noise.c
+ *		The samplers against their exact distributions.
+ */
+#include "unit.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* chi-square statistic of observed counts against expected probabilities */
+static double
+chi_square(const long *observed, const double *prob, int bins, long n)
+{
+	double		stat = 0.0;
+
+	for (int i = 0; i < bins; i++)
+	{
+		double		e = prob[i] * (double) n;
+
+		stat += (observed[i] - e) * (observed[i] - e) / e;
+	}
+	return stat;
+}
+
+static void
+test_uniform(void)
+{
+	seeded_rng r;
+	enum
+	{
+		N = 700000, BINS = 7
+	};
+	long		counts[BINS] = {0};
+	double		prob[BINS];
+	uint64_t	big = UINT64_C(12297829382473034410);	/* 2/3 of 2^64 */
+	long		low = 0;
+	double		stat;
+
+	seeded_rng_init(&r, 1);
+	for (long i = 0; i < N; i++)
+		counts[cc_uniform_below(&r.rng, BINS)]++;
+	for (int i = 0; i < BINS; i++)
+		prob[i] = 1.0 / BINS;
+	stat = chi_square(counts, prob, BINS, N);
+	CHECK(stat < chi2_threshold(BINS - 1), "chi2 %g", stat);
+
+	/*
+	 * Without rejection, a modulus of 2/3 of 2^64 would put two thirds of
+	 * the draws in its lower half.
+	 */
+	for (long i = 0; i < N; i++)
+		low += cc_uniform_below(&r.rng, big) < big / 2;
+	CHECK(fabs(low - N / 2.0) < UNIT_Z * sqrt(N / 4.0), "low half %ld of %d", low, N);
+
+	CHECK(cc_uniform_below(&r.rng, 1) == 0, "n = 1");
+}
+
+static void
+test_bernoulli_exp(void)
+{
+	static const uint64_t cases[][2] = {{0, 1}, {1, 3}, {1, 1}, {5, 2}, {7, 1}, {1000001, 1000000}};
+	seeded_rng r;
+	const long	n = 400000;
+
+	seeded_rng_init(&r, 2);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		double		p = exp(-(double) cases[c][0] / (double) cases[c][1]);
+		long		hits = 0;
+
+		for (long i = 0; i < n; i++)
+			hits += cc_bernoulli_exp(&r.rng, cases[c][0], cases[c][1]);
+		CHECK(fabs(hits - n * p) <= UNIT_Z * sqrt(n * p * (1 - p)) + 1e-9,
+			  "exp(-%llu/%llu): %ld hits of %ld, expected %g",
+			  (unsigned long long) cases[c][0], (unsigned long long) cases[c][1],
+			  hits, n, n * p);
+	}
+}
+
+/* P(X >= k) for discrete Laplace with p = exp(-1/b), k >= 1 */
+static double
+dlap_upper_tail(double b, int64_t k)
+{
+	double		p = exp(-1.0 / b);
+
+	return exp(-(double) k / b) / (1.0 + p);
+}
+
+/* P(X < e) for an integer edge e */
+static double
+dlap_cdf_below(double b, int64_t e)
+{
+	if (e <= 0)
+		return dlap_upper_tail(b, 1 - e);
+	return 1.0 - dlap_upper_tail(b, e);
+}
+
+/*
+ * Draw n values of scale num/den, bin them between integer edges about a
+ * third of a scale apart out to six scales, and compare with the exact pmf.
+ */
+static void
+check_dlap_distribution(seeded_rng *r, uint64_t num, uint64_t den, long n)
+{
+	enum
+	{
+		MAX_EDGES = 40
+	};
+	cc_scale	scale = {num, den};
+	double		b = (double) num / (double) den;
+	double		width = fmax(1.0, b / 3.0);
+	int64_t		edges[MAX_EDGES];
+	int			nedges = 0;
+	long		counts[MAX_EDGES + 1] = {0};
+	double		prob[MAX_EDGES + 1];
+	double		sum = 0.0;
+	double		sumsq = 0.0;
+	double		stat;
+
+	for (int j = -18; j <= 18; j++)
+	{
+		int64_t		e = (int64_t) llround(j * width);
+
+		/* keep bins whose expectation is at least 20 */
+		if ((nedges == 0 || e > edges[nedges - 1]) &&
+			fmin(dlap_cdf_below(b, e), 1.0 - dlap_cdf_below(b, e)) * n >= 20.0)
+			edges[nedges++] = e;
+	}
+	for (int i = 0; i <= nedges; i++)
+	{
+		double		lo = i == 0 ? 0.0 : dlap_cdf_below(b, edges[i - 1]);
+		double		hi = i == nedges ? 1.0 : dlap_cdf_below(b, edges[i]);
+
+		prob[i] = hi - lo;
+	}
+	for (long k = 0; k < n; k++)
+	{
+		int64_t		x = cc_discrete_laplace(&r->rng, scale);
+		int			bin = 0;
+
+		while (bin < nedges && x >= edges[bin])
+			bin++;
+		counts[bin]++;
+		sum += (double) x;
+		sumsq += (double) x * (double) x;
+	}
+	stat = chi_square(counts, prob, nedges + 1, n);
+	CHECK(stat < chi2_threshold(nedges), "scale %llu/%llu: chi2 %g over %d bins (threshold %g)",
+		  (unsigned long long) num, (unsigned long long) den, stat, nedges + 1,
+		  chi2_threshold(nedges));
+	CHECK(variance_consistent(sumsq / n - (sum / n) * (sum / n), dlap_var(b), dlap_kappa4(b), n),
+		  "scale %g: variance %g, expected %g", b, sumsq / n, dlap_var(b));
+	CHECK(fabs(cc_dlap_variance(scale) - dlap_var(b)) <= 1e-9 * dlap_var(b),
+		  "cc_dlap_variance(%g) = %g, expected %g", b, cc_dlap_variance(scale), dlap_var(b));
+}
+
+static void
+test_discrete_laplace(void)
+{
+	seeded_rng r;
+
+	seeded_rng_init(&r, 3);
+	check_dlap_distribution(&r, 1, 1, 400000);
+	check_dlap_distribution(&r, 1, 3, 400000);	/* mostly zeros */
+	check_dlap_distribution(&r, 3, 2, 400000);
+	check_dlap_distribution(&r, 11, 1, 400000);
+	check_dlap_distribution(&r, 1000000007, 1000, 400000);	/* large t and s */
+}
+
+static void
+test_scale_make(void)
+{
+	cc_scale	s;
+
+	/* 11 / 0.5 = 22, reduced */
+	CHECK(cc_scale_make(11, 500000000, 1000000000, &s) && s.num == 22 && s.den == 1,
+		  "11/0.5 gave %llu/%llu", (unsigned long long) s.num, (unsigned long long) s.den);
+	/* 3 / 0.7 = 30/7 */
+	CHECK(cc_scale_make(3, 700000000, 1000000000, &s) && s.num == 30 && s.den == 7,
+		  "3/0.7 gave %llu/%llu", (unsigned long long) s.num, (unsigned long long) s.den);
+	CHECK(!cc_scale_make(UINT64_MAX / 2, 1000, 1000000000, &s), "overflow accepted");
+	CHECK(!cc_scale_make(2000000000, 1000, 1000000000, &s), "scale 2e15 accepted");
+	CHECK(cc_scale_make(1000000000, 1000, 1000000000, &s), "scale 1e15 refused");
+	CHECK(cc_scale_make(1000000000, 1000000, 1000000000, &s), "scale 1e12 refused");
+}
+
+void
+test_noise(void)
+{
+	test_uniform();
+	test_bernoulli_exp();
+	test_discrete_laplace();
+	test_scale_make();
+}

@@ -1,0 +1,98 @@
+/*
+ * unit.c
+ *		Entry point and shared helpers of the core's unit tests.
+ */
+#include "unit.h"
+
+#include <math.h>
+
+int			unit_passed;
+int			unit_failed;
+
+static uint64_t
+splitmix64(uint64_t *x)
+{
+	uint64_t	z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static uint64_t
+rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t
+xoshiro_next(void *ctx)
+{
+	uint64_t   *s = ctx;
+	uint64_t	result = rotl(s[1] * 5, 7) * 9;
+	uint64_t	t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+void
+seeded_rng_init(seeded_rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+	r->rng.next64 = xoshiro_next;
+	r->rng.ctx = r->s;
+}
+
+double
+chi2_threshold(int df)
+{
+	/* Wilson-Hilferty, with the one-sided 1e-8 normal quantile */
+	double		k = df;
+	double		z = 5.61;
+	double		c = 1.0 - 2.0 / (9.0 * k) + z * sqrt(2.0 / (9.0 * k));
+
+	return k * c * c * c;
+}
+
+bool
+variance_consistent(double sample_var, double var, double kappa4, long n)
+{
+	double		sd = sqrt((kappa4 + 2.0 * var * var) / (double) n);
+
+	return fabs(sample_var - var) <= UNIT_Z * sd;
+}
+
+double
+dlap_var(double b)
+{
+	double		p = exp(-1.0 / b);
+	double		q = -expm1(-1.0 / b);
+
+	return 2.0 * p / (q * q);
+}
+
+double
+dlap_kappa4(double b)
+{
+	/* the difference of two geometrics: cumulants of each, doubled */
+	double		p = exp(-1.0 / b);
+	double		q = -expm1(-1.0 / b);
+
+	return 2.0 * p * (1.0 + 4.0 * p + p * p) / (q * q * q * q);
+}
+
+int
+main(void)
+{
+	test_noise();
+	test_mechanisms();
+	printf("%d passed, %d failed\n", unit_passed, unit_failed);
+	return unit_failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,68 @@
+/*
+ * unit.h
+ *		A small harness for the core's unit tests: checks that count, a
+ *		seeded random source, and the statistical thresholds the tests share.
+ *
+ * The seeded generator exists only here: the core takes its random source as
+ * a parameter, and the server passes pg_strong_random.
+ */
+#ifndef CC_UNIT_H
+#define CC_UNIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "noise.h"
+
+extern int	unit_passed;
+extern int	unit_failed;
+
+#define CHECK(cond, ...) \
+	do { \
+		if (cond) \
+			unit_passed++; \
+		else \
+		{ \
+			unit_failed++; \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr); \
+		} \
+	} while (0)
+
+/* xoshiro256** seeded through splitmix64: reproducible runs for the tests */
+typedef struct seeded_rng
+{
+	uint64_t	s[4];
+	cc_rng		rng;
+} seeded_rng;
+
+extern void seeded_rng_init(seeded_rng *r, uint64_t seed);
+
+/*
+ * Standard normal quantile for a two-sided false-alarm rate of 1e-8: the
+ * hundred-odd statistical checks here, counted together, fail by chance less
+ * often than once in a million runs.
+ */
+#define UNIT_Z 5.73
+
+/* Upper 1 - 1e-8 quantile of chi-square with df degrees of freedom. */
+extern double chi2_threshold(int df);
+
+/*
+ * Is the sample variance of n draws from a zero-mean law with variance var
+ * and fourth cumulant kappa4 consistent with var?  Var(s^2) is about
+ * (kappa4 + 2 var^2) / n.
+ */
+extern bool variance_consistent(double sample_var, double var, double kappa4,
+								long n);
+
+/* Variance and fourth cumulant of discrete Laplace noise of scale b. */
+extern double dlap_var(double b);
+extern double dlap_kappa4(double b);
+
+extern void test_noise(void);
+extern void test_mechanisms(void);
+
+#endif							/* CC_UNIT_H */
