@@ -1,0 +1,44 @@
+# contcount: PGXS build, regression tests, and the core's unit tests.
+
+EXTENSION = contcount
+MODULE_big = contcount
+DATA = contcount--0.1.sql
+PGFILEDESC = "contcount - differentially private running counts"
+
+# The pure C core: samplers and mechanisms, no PostgreSQL headers.
+CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
+	src/core/mech_two_level.c src/core/mech_binary.c src/core/mech_hybrid.c
+# The PostgreSQL glue, one file per concern.
+GLUE_SRCS = src/contcount.c src/random.c src/report.c src/spec.c src/release.c \
+	src/running_count.c src/running_counts.c src/noisy_count.c
+OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
+
+REGRESS = setup mechanism running_count running_counts noisy_count statistics
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+
+# PostgreSQL's headers are not -Wextra clean; ours must be.
+PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src \
+	-isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CFLAGS = -Wall -Wextra
+include $(PGXS)
+
+# Unit tests of the core, under AddressSanitizer and UBSan.
+UNIT_SRCS = $(CORE_SRCS) $(wildcard test/unit/*.c)
+UNIT_BIN = test/unit/unit
+
+$(UNIT_BIN): $(UNIT_SRCS) $(wildcard src/core/*.h test/unit/*.h)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -Isrc/core -Itest/unit $(UNIT_SRCS) -lm -o $@
+
+unit: $(UNIT_BIN)
+	./$(UNIT_BIN)
+
+.PHONY: unit
+EXTRA_CLEAN = $(UNIT_BIN)
+
+# The regression tests' names, for test/run.
+print-regress:
+	@echo $(REGRESS)
+.PHONY: print-regress

@@ -1,0 +1,54 @@
+-- contcount.mechanism(): the parameters of a release, checked.
+
+-- Defaults: no horizon, sensitivity 1, beta 0.05; epsilon as charged.
+SELECT * FROM contcount.mechanism('hybrid', 0.5);
+SELECT * FROM contcount.mechanism('binary', epsilon => 0.1, horizon => 365);
+SELECT * FROM contcount.mechanism('simple_ii', 2);
+SELECT * FROM contcount.mechanism('simple_i', 1, horizon => 100, sensitivity => 3, beta => 0.01);
+-- two_level fills in its block size, ceil(sqrt(horizon)), or takes one
+SELECT * FROM contcount.mechanism('two_level', 1, horizon => 17);
+SELECT * FROM contcount.mechanism('two_level', 1, horizon => 100, block => 25);
+-- epsilon is rounded to a multiple of 1e-9
+SELECT (contcount.mechanism('hybrid', 0.1234567891234)).epsilon;
+-- the extremes that are allowed
+SELECT (contcount.mechanism('binary', 0.000001, horizon => 4611686018427387904, sensitivity => 1000000)).name;
+SELECT (contcount.mechanism('hybrid', 1000)).epsilon;
+
+-- Every bad parameter: SQLSTATE and message.
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.mechanism('binary', 0, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', -1, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', 'NaN', horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', 'Infinity', horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', '-Infinity', horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', 1e-7, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', 1000.001, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', 1e300, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', NULL, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('binary', 1)$$),
+    ($$SELECT contcount.mechanism('simple_i', 1)$$),
+    ($$SELECT contcount.mechanism('two_level', 1)$$),
+    ($$SELECT contcount.mechanism('binary', 1, horizon => 0)$$),
+    ($$SELECT contcount.mechanism('binary', 1, horizon => -5)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, horizon => 4611686018427387905)$$),
+    ($$SELECT contcount.mechanism('binomial', 1, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('Binary', 1, horizon => 10)$$),
+    ($$SELECT contcount.mechanism(NULL, 1, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('two_level', 1, horizon => 10, block => 0)$$),
+    ($$SELECT contcount.mechanism('two_level', 1, horizon => 10, block => 11)$$),
+    ($$SELECT contcount.mechanism('binary', 1, horizon => 10, block => 3)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, sensitivity => 0)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, sensitivity => 1000001)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, sensitivity => NULL)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, beta => 0)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, beta => 1)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, beta => -0.5)$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, beta => 'NaN')$$),
+    ($$SELECT contcount.mechanism('hybrid', 1, beta => NULL)$$),
+    ($$SELECT contcount.mechanism('simple_i', 0.000001, horizon => 1000000000000)$$)
+) AS cases(s);
+
+-- Hints say what to do.
+SELECT contcount.mechanism('binary', 1);
+SELECT contcount.mechanism('binomial', 1);
+SELECT contcount.mechanism('simple_i', 0.000001, horizon => 1000000000000);

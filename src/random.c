@@ -1,0 +1,49 @@
+/*
+ * random.c
+ *		Random words for the samplers, from pg_strong_random only.
+ *
+ * Words are read in batches to spread the cost of each call.  The batch is
+ * tied to the process that read it: a forked child must never reuse its
+ * parent's words, or two processes would draw the same noise.  Each word is
+ * wiped once handed out.  A failure of the strong source is an error; there
+ * is no fallback, and setseed()/random() have no part in it.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "random.h"
+
+#define BATCH_WORDS 256
+
+static uint64 batch[BATCH_WORDS];
+static int	batch_next = BATCH_WORDS;
+static int	batch_pid = 0;
+
+static uint64_t
+strong_next64(void *ctx)
+{
+	uint64		word;
+
+	(void) ctx;
+	if (batch_next >= BATCH_WORDS || batch_pid != MyProcPid)
+	{
+		if (!pg_strong_random(batch, sizeof(batch)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate secure random numbers for noise")));
+		batch_next = 0;
+		batch_pid = MyProcPid;
+	}
+	word = batch[batch_next];
+	batch[batch_next++] = 0;
+	return word;
+}
+
+cc_rng *
+strong_rng(void)
+{
+	static cc_rng rng = {strong_next64, NULL};
+
+	return &rng;
+}

@@ -1,0 +1,12 @@
+/*
+ * random.h
+ *		The server's random source for the core's samplers.
+ */
+#ifndef CONTCOUNT_RANDOM_H
+#define CONTCOUNT_RANDOM_H
+
+#include "noise.h"
+
+extern cc_rng *strong_rng(void);
+
+#endif							/* CONTCOUNT_RANDOM_H */

@@ -1,0 +1,105 @@
+/*
+ * report.c
+ *		The core's status codes as PostgreSQL errors.
+ *
+ * Every bad parameter is 22023 (invalid_parameter_value), so a program can
+ * tell bad input from other failures; a stream longer than its horizon is
+ * 54000 (program_limit_exceeded) and a count beyond bigint is 22003.  No
+ * message shows a stream item: items are the private data.
+ */
+#include "postgres.h"
+
+#include "random.h"
+#include "report.h"
+
+#define HYBRID_HINT "Use mechanism \"hybrid\" for a stream of unknown length."
+
+void
+report_status(cc_status status, const cc_params *params, int64 step)
+{
+	const char *name = params ? cc_kind_name(params->kind) : "";
+
+	switch (status)
+	{
+		case CC_BAD_EPSILON:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("epsilon must be between 0.000001 and 1000")));
+			break;
+		case CC_NEED_HORIZON:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mechanism \"%s\" needs a horizon", name),
+					 errhint("Give horizon, the number of steps to release. " HYBRID_HINT)));
+			break;
+		case CC_BAD_HORIZON:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("horizon must be between 1 and " INT64_FORMAT, CC_MAX_HORIZON)));
+			break;
+		case CC_BAD_BLOCK:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("block must be between 1 and the horizon, " INT64_FORMAT,
+							params->horizon)));
+			break;
+		case CC_BLOCK_NOT_APPLICABLE:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("block applies only to mechanism \"two_level\", not \"%s\"", name)));
+			break;
+		case CC_BAD_SENSITIVITY:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("sensitivity must be between 1 and " INT64_FORMAT,
+							CC_MAX_SENSITIVITY)));
+			break;
+		case CC_BAD_BETA:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("beta must be strictly between 0 and 1")));
+			break;
+		case CC_SCALE_TOO_LARGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("noise scale of mechanism \"%s\" would exceed 10^15", name),
+					 errhint("Raise epsilon, or lower the horizon or the sensitivity.")));
+			break;
+		case CC_NEGATIVE_ITEM:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("stream items must not be negative"),
+					 errdetail("The item at step " INT64_FORMAT " is negative.", step),
+					 errhint("An item is the number of events in its step; NULL counts as 0.")));
+			break;
+		case CC_PAST_HORIZON:
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("stream is longer than its horizon of " INT64_FORMAT " steps",
+							params->has_horizon ? params->horizon : CC_MAX_HORIZON),
+					 errhint("Raise horizon. " HYBRID_HINT)));
+			break;
+		case CC_OVERFLOW:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("running count is out of range for type bigint")));
+			break;
+		case CC_OK:
+			break;
+	}
+	elog(ERROR, "unexpected contcount status %d", (int) status);
+}
+
+void
+push_or_report(cc_state *state, int64 item)
+{
+	cc_status	status = cc_push(state, item, strong_rng());
+
+	if (status != CC_OK)
+	{
+		cc_release	at;
+
+		cc_read(state, &at);
+		report_status(status, cc_state_params(state), at.t + 1);
+	}
+}

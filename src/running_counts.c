@@ -1,0 +1,81 @@
+/*
+ * running_counts.c
+ *		running_counts(items bigint[], epsilon, ...): the release of every
+ *		step of a whole series.
+ *
+ * The series is released as one result set, built before any row is
+ * returned, so a bad item anywhere means an error and no output at all.
+ * Each call is one release of its series and draws its own noise.
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/arrayaccess.h"
+
+#include "release.h"
+#include "report.h"
+#include "spec.h"
+
+/* Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta. */
+static const int spec_argno[SPEC_NFIELDS] = {
+	[SPEC_NAME] = 2,
+	[SPEC_EPSILON] = 1,
+	[SPEC_HORIZON] = 3,
+	[SPEC_BLOCK] = 4,
+	[SPEC_SENSITIVITY] = 5,
+	[SPEC_BETA] = 6,
+};
+
+PG_FUNCTION_INFO_V1(running_counts);
+Datum
+running_counts(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ArrayType  *items;
+	int			nitems;
+	SpecArgs	args;
+	cc_params	params;
+	cc_state   *state;
+	array_iter	iter;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("items must not be null")));
+	items = PG_GETARG_ARRAYTYPE_P(0);
+	if (ARR_NDIM(items) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("items must be a one-dimensional array")));
+	nitems = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
+
+	/* the series is all there is: its length is the horizon by default */
+	spec_from_call(fcinfo, spec_argno, &args);
+	if (args.field[SPEC_HORIZON].isnull)
+		args.field[SPEC_HORIZON] = (NullableDatum)
+		{
+			Int64GetDatum(Max(nitems, 1)), false
+		};
+	spec_to_params(&args, &params);
+
+	InitMaterializedSRF(fcinfo, 0);
+	state = palloc(cc_state_size(&params));
+	cc_state_init(state, &params);
+	array_iter_setup(&iter, (AnyArrayType *) items);
+	for (int i = 0; i < nitems; i++)
+	{
+		bool		isnull;
+		Datum		item = array_iter_next(&iter, &isnull, i, sizeof(int64),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+		cc_release	release;
+		Datum		values[RELEASE_NATTS];
+		bool		nulls[RELEASE_NATTS];
+
+		push_or_report(state, isnull ? 0 : DatumGetInt64(item));
+		cc_read(state, &release);
+		release_values(&release, values, nulls);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

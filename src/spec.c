@@ -1,0 +1,143 @@
+/*
+ * spec.c
+ *		Mechanism parameters: checking them, and the contcount.mechanism()
+ *		constructor that aggregates take them from.
+ *
+ * Aggregates cannot take named arguments, so the parameters of a running
+ * count travel as one composite value built by contcount.mechanism(), whose
+ * named arguments and defaults read well in SQL.  The same checks run when a
+ * value is built and when it is used, since a composite can also be written
+ * by hand.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "report.h"
+#include "spec.h"
+
+static void
+require_not_null(const SpecArgs *args, SpecField field, const char *what)
+{
+	if (args->field[field].isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+}
+
+uint64
+spec_epsilon_units(NullableDatum epsilon)
+{
+	uint64_t	units;
+	cc_status	status;
+
+	if (epsilon.isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("epsilon must not be null")));
+	status = cc_epsilon_units(DatumGetFloat8(epsilon.value), &units);
+	if (status != CC_OK)
+		report_status(status, NULL, 0);
+	return units;
+}
+
+void
+spec_to_params(const SpecArgs *args, cc_params *params)
+{
+	char	   *name;
+	cc_status	status;
+
+	require_not_null(args, SPEC_NAME, "mechanism");
+	require_not_null(args, SPEC_SENSITIVITY, "sensitivity");
+	require_not_null(args, SPEC_BETA, "beta");
+
+	memset(params, 0, sizeof(*params));
+	name = TextDatumGetCString(args->field[SPEC_NAME].value);
+	if (!cc_kind_from_name(name, &params->kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown mechanism \"%s\"", name),
+				 errhint("Use one of simple_i, simple_ii, two_level, binary, hybrid.")));
+	params->epsilon_units = spec_epsilon_units(args->field[SPEC_EPSILON]);
+	params->has_horizon = !args->field[SPEC_HORIZON].isnull;
+	if (params->has_horizon)
+		params->horizon = DatumGetInt64(args->field[SPEC_HORIZON].value);
+	params->has_block = !args->field[SPEC_BLOCK].isnull;
+	if (params->has_block)
+		params->block = DatumGetInt64(args->field[SPEC_BLOCK].value);
+	params->sensitivity = DatumGetInt64(args->field[SPEC_SENSITIVITY].value);
+	params->beta = DatumGetFloat8(args->field[SPEC_BETA].value);
+
+	status = cc_params_prepare(params);
+	if (status != CC_OK)
+		report_status(status, params, 0);
+}
+
+void
+spec_with_defaults(SpecArgs *args, const char *name, NullableDatum epsilon,
+				   NullableDatum horizon)
+{
+	args->field[SPEC_NAME].value = CStringGetTextDatum(name);
+	args->field[SPEC_NAME].isnull = false;
+	args->field[SPEC_EPSILON] = epsilon;
+	args->field[SPEC_HORIZON] = horizon;
+	args->field[SPEC_BLOCK].value = (Datum) 0;
+	args->field[SPEC_BLOCK].isnull = true;
+	args->field[SPEC_SENSITIVITY].value = Int64GetDatum(SPEC_DEFAULT_SENSITIVITY);
+	args->field[SPEC_SENSITIVITY].isnull = false;
+	args->field[SPEC_BETA].value = Float8GetDatum(SPEC_DEFAULT_BETA);
+	args->field[SPEC_BETA].isnull = false;
+}
+
+void
+spec_from_composite(Datum composite, SpecArgs *args)
+{
+	HeapTupleHeader tuple = DatumGetHeapTupleHeader(composite);
+
+	for (int f = 0; f < SPEC_NFIELDS; f++)
+		args->field[f].value = GetAttributeByNum(tuple, f + 1, &args->field[f].isnull);
+}
+
+void
+spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
+			   SpecArgs *args)
+{
+	for (int f = 0; f < SPEC_NFIELDS; f++)
+		args->field[f] = fcinfo->args[argno[f]];
+}
+
+/*
+ * contcount.mechanism(name, epsilon, horizon, block, sensitivity, beta):
+ * the checked parameters, with epsilon as it will be charged and the block
+ * size filled in.
+ */
+PG_FUNCTION_INFO_V1(contcount_mechanism);
+Datum
+contcount_mechanism(PG_FUNCTION_ARGS)
+{
+	static const int argno[SPEC_NFIELDS] = {0, 1, 2, 3, 4, 5};
+	SpecArgs	args;
+	cc_params	params;
+	TupleDesc	tupdesc;
+	Datum		values[SPEC_NFIELDS];
+	bool		nulls[SPEC_NFIELDS] = {false};
+
+	spec_from_call(fcinfo, argno, &args);
+	spec_to_params(&args, &params);
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[SPEC_NAME] = CStringGetTextDatum(cc_kind_name(params.kind));
+	values[SPEC_EPSILON] = Float8GetDatum((double) params.epsilon_units /
+										  (double) CC_EPSILON_UNITS_PER_ONE);
+	values[SPEC_HORIZON] = Int64GetDatum(params.horizon);
+	nulls[SPEC_HORIZON] = !params.has_horizon;
+	values[SPEC_BLOCK] = Int64GetDatum(params.block);
+	nulls[SPEC_BLOCK] = !params.has_block;
+	values[SPEC_SENSITIVITY] = Int64GetDatum(params.sensitivity);
+	values[SPEC_BETA] = Float8GetDatum(params.beta);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
+}

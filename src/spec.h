@@ -1,0 +1,50 @@
+/*
+ * spec.h
+ *		Mechanism parameters as SQL gives them, checked into cc_params.
+ */
+#ifndef CONTCOUNT_SPEC_H
+#define CONTCOUNT_SPEC_H
+
+#include "fmgr.h"
+
+#include "mechanism.h"
+
+/* The fields in the order of the composite type contcount.mechanism. */
+typedef enum SpecField
+{
+	SPEC_NAME,
+	SPEC_EPSILON,
+	SPEC_HORIZON,
+	SPEC_BLOCK,
+	SPEC_SENSITIVITY,
+	SPEC_BETA,
+	SPEC_NFIELDS
+} SpecField;
+
+/* The defaults the SQL signatures declare too. */
+#define SPEC_DEFAULT_SENSITIVITY 1
+#define SPEC_DEFAULT_BETA 0.05
+
+typedef struct SpecArgs
+{
+	NullableDatum field[SPEC_NFIELDS];
+} SpecArgs;
+
+/* Check the arguments and fill params; raises an error for any bad one. */
+extern void spec_to_params(const SpecArgs *args, cc_params *params);
+
+/* Arguments for mechanism name with the default block, sensitivity and beta. */
+extern void spec_with_defaults(SpecArgs *args, const char *name,
+							   NullableDatum epsilon, NullableDatum horizon);
+
+/* Read a contcount.mechanism value. */
+extern void spec_from_composite(Datum composite, SpecArgs *args);
+
+/* Read arguments of a call; argno[f] is the argument of field f. */
+extern void spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
+						   SpecArgs *args);
+
+/* Epsilon as the core holds it, or an error. */
+extern uint64 spec_epsilon_units(NullableDatum epsilon);
+
+#endif							/* CONTCOUNT_SPEC_H */
