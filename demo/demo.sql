@@ -1,0 +1,75 @@
+-- contcount demo: private running counts of sign-ups, five mechanisms side by side.
+\pset footer off
+\echo
+\echo '== An application records sign-ups as they happen (real inserts).'
+CREATE EXTENSION contcount;
+CREATE TABLE signups (id bigserial PRIMARY KEY, country text NOT NULL, at timestamptz NOT NULL);
+-- 60 days of sign-ups, busier on weekdays, in three countries.
+INSERT INTO signups (country, at)
+SELECT (ARRAY['fr', 'nz', 'usa'])[1 + (d * 7 + k) % 3],
+       timestamptz '2026-09-01' + d * interval '1 day' + k * interval '7 minutes'
+FROM generate_series(0, 59) d,
+     LATERAL generate_series(1, 20 + (d * 37) % 11 + CASE WHEN extract(isodow FROM date '2026-09-01' + d) < 6 THEN 15 ELSE 0 END) k;
+SELECT count(*) AS signups, min(at)::date AS first_day, max(at)::date AS last_day FROM signups;
+
+\echo
+\echo '== Sign-ups per day, every day present (a missing day would be a step lost).'
+CREATE VIEW daily AS
+SELECT day::date, count(s.id) AS n
+FROM generate_series(date '2026-09-01', date '2026-10-30', interval '1 day') day
+LEFT JOIN signups s ON s.at >= day AND s.at < day + interval '1 day'
+GROUP BY day ORDER BY day;
+SELECT * FROM daily LIMIT 3;
+
+\echo
+\echo '== The running count released every day at epsilon = 1 by each mechanism (horizon 60 days).'
+\echo '   Each column is one release of the whole series; exact is shown here only to compare.'
+SELECT day, exact,
+       (r[1]).noisy_count AS simple_i, (r[2]).noisy_count AS simple_ii,
+       (r[3]).noisy_count AS two_level, (r[4]).noisy_count AS binary,
+       (r[5]).noisy_count AS hybrid
+FROM (
+    SELECT day, sum(n) OVER w AS exact,
+           ARRAY[contcount.running_count(n, contcount.mechanism('simple_i', 1, horizon => 60)) OVER w,
+                 contcount.running_count(n, contcount.mechanism('simple_ii', 1, horizon => 60)) OVER w,
+                 contcount.running_count(n, contcount.mechanism('two_level', 1, horizon => 60)) OVER w,
+                 contcount.running_count(n, contcount.mechanism('binary', 1, horizon => 60)) OVER w,
+                 contcount.running_count(n, contcount.mechanism('hybrid', 1)) OVER w] AS r
+    FROM daily
+    WINDOW w AS (ORDER BY day ROWS UNBOUNDED PRECEDING)
+) s
+WHERE extract(day FROM day) IN (1, 8, 15, 22, 29) ORDER BY day;
+
+\echo
+\echo '== Their error bars on the last day: stddev, and a bound holding for all 60 days at once (95%).'
+SELECT m AS mechanism, round(stddev::numeric, 1) AS stddev, round(bound::numeric, 1) AS bound_95
+FROM unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid']) WITH ORDINALITY AS u(m, o),
+     LATERAL contcount.running_counts(ARRAY(SELECT n FROM daily), 1, mechanism => m)
+WHERE t = 60 ORDER BY o;
+
+\echo
+\echo '== Per country (PARTITION BY): the last week of the binary release.'
+SELECT country, day, (r).noisy_count, exact, round((r).stddev::numeric, 1) AS stddev
+FROM (
+    SELECT country, day,
+           contcount.running_count(n, 1, 60) OVER w AS r, sum(n) OVER w AS exact
+    FROM (SELECT c.country, d.day::date, count(s.id) AS n
+          FROM unnest(ARRAY['fr', 'nz', 'usa']) c(country)
+          CROSS JOIN generate_series(date '2026-09-01', date '2026-10-30', interval '1 day') d(day)
+          LEFT JOIN signups s ON s.country = c.country AND s.at >= d.day AND s.at < d.day + interval '1 day'
+          GROUP BY c.country, d.day) per_country
+    WINDOW w AS (PARTITION BY country ORDER BY day ROWS UNBOUNDED PRECEDING)
+) s
+WHERE day > date '2026-10-27' ORDER BY country, day;
+
+\echo
+\echo '== One noisy total (epsilon = 0.5), computed with a parallel plan when the table is large.'
+SELECT contcount.noisy_count(0.5) AS noisy_total FROM signups;
+
+\echo
+\echo '== Bad input is refused with an error (SQLSTATE 54000 here), and nothing is released:'
+\echo
+\set VERBOSITY default
+\set ON_ERROR_STOP 0
+SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 1, horizon => 30);
+\set ON_ERROR_STOP 1
