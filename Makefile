@@ -9,11 +9,16 @@ PGFILEDESC = "contcount - differentially private running counts"
 CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 	src/core/mech_two_level.c src/core/mech_binary.c src/core/mech_hybrid.c
 # The PostgreSQL glue, one file per concern.
-GLUE_SRCS = src/contcount.c src/random.c src/report.c src/spec.c src/release.c \
+GLUE_SRCS = src/contcount.c src/settings.c src/random.c src/report.c src/spec.c \
+	src/release.c src/ledger.c src/ledger_store.c \
 	src/running_count.c src/running_counts.c src/noisy_count.c
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts noisy_count statistics
+REGRESS = setup mechanism running_count running_counts noisy_count ledger statistics
+ISOLATION = ledger_race
+ISOLATION_OPTS = --inputdir=test --load-extension=contcount
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -38,7 +43,9 @@ unit: $(UNIT_BIN)
 .PHONY: unit
 EXTRA_CLEAN = $(UNIT_BIN)
 
-# The regression tests' names, for test/run.
+# The test names, for test/run.
 print-regress:
 	@echo $(REGRESS)
-.PHONY: print-regress
+print-isolation:
+	@echo $(ISOLATION)
+.PHONY: print-regress print-isolation

@@ -6,6 +6,10 @@
 
 \echo Use "CREATE EXTENSION contcount" to load this file. \quit
 
+-- Anyone may call the release functions; what they may spend is the
+-- ledgers' business.
+GRANT USAGE ON SCHEMA contcount TO PUBLIC;
+
 -- The parameters of a release, built and checked by contcount.mechanism().
 CREATE TYPE contcount.mechanism AS (
     name text,              -- simple_i, simple_ii, two_level, binary or hybrid
@@ -13,7 +17,8 @@ CREATE TYPE contcount.mechanism AS (
     horizon bigint,         -- number of steps; NULL: not declared
     block bigint,           -- two_level block size
     sensitivity bigint,     -- most one protected unit adds to the stream
-    beta float8             -- the bound fails with at most this probability
+    beta float8,            -- the bound fails with at most this probability
+    ledger text             -- the ledger that pays; NULL: contcount.ledger
 );
 
 -- One step's release.
@@ -30,7 +35,8 @@ CREATE FUNCTION contcount.mechanism(
     horizon bigint DEFAULT NULL,
     block bigint DEFAULT NULL,
     sensitivity bigint DEFAULT 1,
-    beta float8 DEFAULT 0.05)
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL)
 RETURNS contcount.mechanism
 AS 'MODULE_PATHNAME', 'contcount_mechanism'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -75,7 +81,8 @@ CREATE FUNCTION contcount.running_counts(
     horizon bigint DEFAULT NULL,
     block bigint DEFAULT NULL,
     sensitivity bigint DEFAULT 1,
-    beta float8 DEFAULT 0.05)
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL)
 RETURNS SETOF contcount.release
 AS 'MODULE_PATHNAME', 'running_counts'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
@@ -95,3 +102,106 @@ CREATE AGGREGATE contcount.noisy_count(epsilon float8) (
     FINALFUNC = contcount.noisy_count_final,
     PARALLEL = SAFE
 );
+
+CREATE FUNCTION contcount.noisy_count_step(bigint, float8, text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'noisy_count_step'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE contcount.noisy_count(epsilon float8, ledger text) (
+    SFUNC = contcount.noisy_count_step,
+    STYPE = bigint,
+    INITCOND = '0',
+    COMBINEFUNC = pg_catalog.int8pl,
+    FINALFUNC = contcount.noisy_count_final,
+    PARALLEL = SAFE
+);
+
+-- The privacy budget ledgers.  Names, budgets and grants are tables, so
+-- managing them is transactional; what was spent is in the ledger store
+-- under the data directory, which no transaction can undo.  Only the
+-- extension's owner reads the tables: the functions below check the calling
+-- role's rights themselves.
+CREATE TABLE contcount.ledger (
+    id bigint PRIMARY KEY,          -- random: never reused, here or elsewhere
+    name text NOT NULL,
+    budget numeric NOT NULL,        -- total epsilon (pure differential privacy)
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    created_by oid NOT NULL,
+    dropped_at timestamptz          -- kept after a drop, for the audit
+);
+CREATE UNIQUE INDEX ledger_live_name ON contcount.ledger (name) WHERE dropped_at IS NULL;
+
+CREATE TABLE contcount.ledger_grant (
+    ledger_id bigint NOT NULL REFERENCES contcount.ledger (id),
+    role_id oid NOT NULL,
+    admin boolean NOT NULL,         -- may change the budget, drop, grant
+    PRIMARY KEY (ledger_id, role_id)
+);
+
+REVOKE ALL ON contcount.ledger, contcount.ledger_grant FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.ledger', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.ledger_grant', '');
+
+-- Is the role a superuser, or a member of a role granted the ledger (as
+-- admin, if need_admin)?  Used by the C functions, as the owner.
+CREATE FUNCTION contcount.ledger_granted(bigint, oid, boolean)
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid = $2 AND r.rolsuper)
+        OR EXISTS (SELECT 1
+                   FROM contcount.ledger_grant g
+                   JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) g.role_id
+                   WHERE g.ledger_id OPERATOR(pg_catalog.=) $1
+                     AND (g.admin OR NOT $3)
+                     AND pg_catalog.pg_has_role($2, g.role_id, 'USAGE'))
+$$;
+REVOKE ALL ON FUNCTION contcount.ledger_granted(bigint, oid, boolean) FROM PUBLIC;
+
+CREATE FUNCTION contcount.create_ledger(name text, epsilon numeric)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_ledger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.create_ledger(text, numeric) FROM PUBLIC;
+
+CREATE FUNCTION contcount.alter_ledger(name text, epsilon numeric)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_alter_ledger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.drop_ledger(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_drop_ledger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.grant_ledger(ledger text, role regrole, admin boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_grant_ledger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.revoke_ledger(ledger text, role regrole)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_revoke_ledger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.ledger_rows(
+    OUT name text, OUT budget numeric, OUT spent numeric, OUT remaining numeric,
+    OUT created_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_ledger_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE FUNCTION contcount.charge_rows(
+    OUT at timestamptz, OUT role regrole, OUT ledger text, OUT epsilon numeric,
+    OUT function text, OUT statement text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_charge_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+-- The ledgers the current role may spend from or manage.
+CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
+-- Every charge to a ledger the current role manages.
+CREATE VIEW contcount.charges AS SELECT * FROM contcount.charge_rows();
+GRANT SELECT ON contcount.ledgers, contcount.charges TO PUBLIC;

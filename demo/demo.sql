@@ -13,13 +13,26 @@ FROM generate_series(0, 59) d,
 SELECT count(*) AS signups, min(at)::date AS first_day, max(at)::date AS last_day FROM signups;
 
 \echo
+\echo '== The DBA gives the growth team a budget of epsilon = 14, and makes it the ledger the'
+\echo '   analyst role spends: a superuser-only setting the analyst cannot change.'
+SELECT contcount.create_ledger('growth', 14);
+CREATE ROLE analyst LOGIN;
+ALTER ROLE analyst SET contcount.ledger = 'growth';
+SELECT * FROM contcount.ledgers;
+
+\echo
 \echo '== Sign-ups per day, every day present (a missing day would be a step lost).'
 CREATE VIEW daily AS
 SELECT day::date, count(s.id) AS n
 FROM generate_series(date '2026-09-01', date '2026-10-30', interval '1 day') day
 LEFT JOIN signups s ON s.at >= day AND s.at < day + interval '1 day'
 GROUP BY day ORDER BY day;
+GRANT SELECT ON signups, daily TO analyst;
 SELECT * FROM daily LIMIT 3;
+
+\echo
+\echo '== From here on, the analyst: every release is charged to the ledger "growth".'
+\c - analyst
 
 \echo
 \echo '== The running count released every day at epsilon = 1 by each mechanism (horizon 60 days).'
@@ -68,8 +81,19 @@ SELECT contcount.noisy_count(0.5) AS noisy_total FROM signups;
 
 \echo
 \echo '== Bad input is refused with an error (SQLSTATE 54000 here), and nothing is released:'
-\echo
-\set VERBOSITY default
 \set ON_ERROR_STOP 0
 SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 1, horizon => 30);
+
+\echo
+\echo '== Every release above was charged to the ledger before its first value left the server:'
+SELECT * FROM contcount.ledgers;
+\echo
+\echo '== So the next release that would overspend it is refused (SQLSTATE ZB001), nothing released:'
+SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 3);
 \set ON_ERROR_STOP 1
+
+\echo
+\echo '== The DBA sees who spent what, on what:'
+\c - postgres
+SELECT role, ledger, epsilon, function, left(regexp_replace(statement, '\s+', ' ', 'g'), 60) AS statement
+FROM contcount.charges ORDER BY at;

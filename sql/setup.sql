@@ -1,6 +1,13 @@
 -- The extension, and helpers the other tests share.
 CREATE EXTENSION contcount;
 
+-- Every release is charged: the tests spend from one large ledger, selected
+-- for every later connection to this database.
+SELECT contcount.create_ledger('tests', 1000000000);
+DO $$ BEGIN
+    EXECUTE format('ALTER DATABASE %I SET contcount.ledger = %L', current_database(), 'tests');
+END $$;
+
 CREATE SCHEMA test;
 
 -- SQLSTATE and message of a statement's error, or 'no error'.

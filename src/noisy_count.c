@@ -1,7 +1,7 @@
 /*
  * noisy_count.c
- *		noisy_count(epsilon): count(*) released once, with discrete Laplace
- *		noise of scale 1/epsilon.
+ *		noisy_count(epsilon [, ledger]): count(*) released once, with
+ *		discrete Laplace noise of scale 1/epsilon.
  *
  * The aggregate counts with count(*)'s own transition and combine functions,
  * so PostgreSQL runs it in parallel as it runs count(*).  Only the final
@@ -9,7 +9,8 @@
  * rows: an empty set must be counted with noise like any other, since a NULL
  * or an error there would tell that the set is empty.  Under a parallel plan
  * the final step's argument is a reference to the partial aggregate below,
- * so the epsilon expression is found by following those references down.
+ * so the argument expressions are found by following those references down.
+ * The ledger is charged once per call site and scan: groups are disjoint.
  */
 #include "postgres.h"
 
@@ -18,7 +19,9 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "executor/executor.h"
+#include "utils/builtins.h"
 
+#include "ledger.h"
 #include "report.h"
 #include "spec.h"
 
@@ -33,30 +36,85 @@ outer_child(Plan *plan)
 	return outerPlan(plan);
 }
 
+/* The expression of the aggregate's argument argno, which must not vary by row. */
 static Expr *
-epsilon_expression(AggState *aggstate, Aggref *aggref)
+argument_expression(AggState *aggstate, Aggref *aggref, int argno, const char *what)
 {
-	Expr	   *expr = linitial_node(TargetEntry, aggref->args)->expr;
+	List	   *args = aggref->args;
 	Plan	   *plan = aggstate->ss.ps.plan;
+	Expr	   *expr;
 
-	while (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
+	if (DO_AGGSPLIT_COMBINE(aggref->aggsplit))
 	{
-		TargetEntry *tle;
+		/* the one argument refers to the partial aggregate's result below */
+		expr = linitial_node(TargetEntry, args)->expr;
+		while (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
+		{
+			TargetEntry *tle;
 
-		plan = outer_child(plan);
-		tle = plan ? get_tle_by_resno(plan->targetlist, ((Var *) expr)->varattno) : NULL;
-		if (tle == NULL)
-			elog(ERROR, "could not find the epsilon of noisy_count in the plan");
-		expr = tle->expr;
+			plan = outer_child(plan);
+			tle = plan ? get_tle_by_resno(plan->targetlist, ((Var *) expr)->varattno) : NULL;
+			if (tle == NULL)
+				elog(ERROR, "could not find the arguments of noisy_count in the plan");
+			expr = tle->expr;
+		}
+		if (!IsA(expr, Aggref))
+			elog(ERROR, "could not find the arguments of noisy_count in the plan");
+		args = ((Aggref *) expr)->args;
 	}
-	if (IsA(expr, Aggref))		/* the partial aggregate: its argument */
-		expr = linitial_node(TargetEntry, ((Aggref *) expr)->args)->expr;
+	expr = list_nth_node(TargetEntry, args, argno)->expr;
 	if (contain_var_clause((Node *) expr) || contain_volatile_functions((Node *) expr))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("epsilon of noisy_count must be the same for every row"),
+				 errmsg("%s of noisy_count must be the same for every row", what),
 				 errhint("Give a constant or a query parameter.")));
 	return expr;
+}
+
+/* What a call site keeps for the whole query. */
+typedef struct NoisyCountSite
+{
+	ExprState  *epsilon;
+	ExprState  *ledger;			/* NULL: contcount.ledger pays */
+	ChargeSite	charge;
+} NoisyCountSite;
+
+static NoisyCountSite *
+noisy_count_site(FunctionCallInfo fcinfo, AggState *aggstate, Aggref *aggref)
+{
+	NoisyCountSite *site = fcinfo->flinfo->fn_extra;
+	MemoryContext old;
+
+	if (site != NULL)
+		return site;
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	site = palloc0(sizeof(NoisyCountSite));
+	site->epsilon = ExecInitExpr(argument_expression(aggstate, aggref, 0, "epsilon"),
+								 &aggstate->ss.ps);
+	if (list_length(aggref->aggargtypes) > 1)
+		site->ledger = ExecInitExpr(argument_expression(aggstate, aggref, 1, "ledger"),
+									&aggstate->ss.ps);
+	fcinfo->flinfo->fn_extra = site;
+	MemoryContextSwitchTo(old);
+	return site;
+}
+
+static NullableDatum
+evaluate(ExprState *expr, AggState *aggstate)
+{
+	NullableDatum result;
+
+	result.value = ExecEvalExprSwitchContext(expr, aggstate->ss.ps.ps_ExprContext,
+											 &result.isnull);
+	return result;
+}
+
+/* Counts rows for noisy_count(epsilon, ledger); the one-argument form uses int8inc_any. */
+PG_FUNCTION_INFO_V1(noisy_count_step);
+Datum
+noisy_count_step(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(PG_GETARG_INT64(0) + 1);
 }
 
 PG_FUNCTION_INFO_V1(noisy_count_final);
@@ -65,7 +123,9 @@ noisy_count_final(PG_FUNCTION_ARGS)
 {
 	Aggref	   *aggref = AggGetAggref(fcinfo);
 	AggState   *aggstate = (AggState *) fcinfo->context;
-	ExprState  *epsilon = fcinfo->flinfo->fn_extra;
+	NoisyCountSite *site;
+	NullableDatum horizon = {Int64GetDatum(1), false};
+	NullableDatum ledger = {(Datum) 0, true};
 	SpecArgs	args;
 	cc_params	params;
 	cc_state   *state;
@@ -76,25 +136,16 @@ noisy_count_final(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("noisy_count cannot be used as a window function"),
 				 errhint("Use running_count for a count at every row.")));
-	if (epsilon == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-
-		epsilon = ExecInitExpr(epsilon_expression(aggstate, aggref), &aggstate->ss.ps);
-		fcinfo->flinfo->fn_extra = epsilon;
-		MemoryContextSwitchTo(old);
-	}
+	site = noisy_count_site(fcinfo, aggstate, aggref);
 
 	/* one step of simple II: Laplace(1/epsilon) on the count */
-	{
-		NullableDatum value;
-		NullableDatum horizon = {Int64GetDatum(1), false};
-
-		value.value = ExecEvalExprSwitchContext(epsilon, aggstate->ss.ps.ps_ExprContext,
-												&value.isnull);
-		spec_with_defaults(&args, "simple_ii", value, horizon);
-	}
+	spec_with_defaults(&args, "simple_ii", evaluate(site->epsilon, aggstate), horizon);
 	spec_to_params(&args, &params);
+	if (site->ledger)
+		ledger = evaluate(site->ledger, aggstate);
+	ledger_charge_site(&site->charge, &aggstate->ss.ps,
+					   ledger.isnull ? NULL : TextDatumGetCString(ledger.value),
+					   params.epsilon_units, "noisy_count");
 
 	state = palloc(cc_state_size(&params));
 	cc_state_init(state, &params);

@@ -21,24 +21,25 @@ release_values(const cc_release *release, Datum *values, bool *nulls)
 	memset(nulls, 0, RELEASE_NATTS * sizeof(bool));
 }
 
-Datum
-release_datum(FunctionCallInfo fcinfo, const cc_release *release)
+TupleDesc
+release_tupdesc(FunctionCallInfo fcinfo)
 {
-	/* a window aggregate's final function runs once a row: look the type up once */
-	TupleDesc	tupdesc = fcinfo->flinfo->fn_extra;
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
+	MemoryContextSwitchTo(old);
+	return tupdesc;
+}
+
+Datum
+release_datum(TupleDesc tupdesc, const cc_release *release)
+{
 	Datum		values[RELEASE_NATTS];
 	bool		nulls[RELEASE_NATTS];
 
-	if (tupdesc == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-
-		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-			elog(ERROR, "return type must be a row type");
-		tupdesc = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
-		fcinfo->flinfo->fn_extra = tupdesc;
-		MemoryContextSwitchTo(old);
-	}
 	release_values(release, values, nulls);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }

@@ -14,7 +14,9 @@
 
 extern void release_values(const cc_release *release, Datum *values, bool *nulls);
 
-/* The row for a function returning contcount.release. */
-extern Datum release_datum(FunctionCallInfo fcinfo, const cc_release *release);
+/* The row type of a function returning contcount.release, in fn_mcxt. */
+extern TupleDesc release_tupdesc(FunctionCallInfo fcinfo);
+
+extern Datum release_datum(TupleDesc tupdesc, const cc_release *release);
 
 #endif							/* CONTCOUNT_RELEASE_H */

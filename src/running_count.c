@@ -9,6 +9,9 @@
  * redraws anything.  A frame whose start moves would make PostgreSQL restart
  * the aggregate for every row and draw the same items' noise again, so only
  * frames starting at UNBOUNDED PRECEDING are accepted.
+ *
+ * The ledger is charged by the first final call of a scan, before its value
+ * is returned: partitions and groups are disjoint, one charge covers them.
  */
 #include "postgres.h"
 
@@ -16,6 +19,7 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 
+#include "ledger.h"
 #include "release.h"
 #include "report.h"
 #include "spec.h"
@@ -29,8 +33,16 @@ typedef struct RunningCount
 	NullableDatum config[MAX_CONFIG_ARGS];	/* as first seen, to hold rows to */
 	int16		typlen[MAX_CONFIG_ARGS];
 	bool		typbyval[MAX_CONFIG_ARGS];
+	char	   *ledger;			/* the ledger named, or NULL */
 	cc_state   *state;
 } RunningCount;
+
+/* What a call site of the final function keeps for the whole query. */
+typedef struct FinalSite
+{
+	TupleDesc	tupdesc;
+	ChargeSite	charge;
+} FinalSite;
 
 static void
 check_window_frame(FunctionCallInfo fcinfo)
@@ -46,7 +58,7 @@ check_window_frame(FunctionCallInfo fcinfo)
 }
 
 static void
-params_from_args(FunctionCallInfo fcinfo, cc_params *params)
+params_from_args(FunctionCallInfo fcinfo, cc_params *params, char **ledger)
 {
 	SpecArgs	args;
 
@@ -65,6 +77,7 @@ params_from_args(FunctionCallInfo fcinfo, cc_params *params)
 		spec_with_defaults(&args, "binary", fcinfo->args[2], fcinfo->args[3]);
 	}
 	spec_to_params(&args, params);
+	*ledger = spec_ledger(&args);
 }
 
 static RunningCount *
@@ -73,10 +86,11 @@ running_count_start(FunctionCallInfo fcinfo, int context, MemoryContext aggcxt)
 	MemoryContext old;
 	RunningCount *rc;
 	cc_params	params;
+	char	   *ledger;
 
 	if (context == AGG_CONTEXT_WINDOW)
 		check_window_frame(fcinfo);
-	params_from_args(fcinfo, &params);
+	params_from_args(fcinfo, &params, &ledger);
 
 	old = MemoryContextSwitchTo(aggcxt);
 	rc = palloc(sizeof(RunningCount));
@@ -89,6 +103,7 @@ running_count_start(FunctionCallInfo fcinfo, int context, MemoryContext aggcxt)
 		rc->config[i].value = rc->config[i].isnull ? (Datum) 0 :
 			datumCopy(fcinfo->args[i + 2].value, rc->typbyval[i], rc->typlen[i]);
 	}
+	rc->ledger = ledger ? pstrdup(ledger) : NULL;
 	rc->state = palloc(cc_state_size(&params));
 	cc_state_init(rc->state, &params);
 	MemoryContextSwitchTo(old);
@@ -137,10 +152,21 @@ PG_FUNCTION_INFO_V1(running_count_final);
 Datum
 running_count_final(PG_FUNCTION_ARGS)
 {
+	FinalSite  *site = fcinfo->flinfo->fn_extra;
+	RunningCount *rc;
 	cc_release	release;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	cc_read(((RunningCount *) PG_GETARG_POINTER(0))->state, &release);
-	PG_RETURN_DATUM(release_datum(fcinfo, &release));
+	rc = (RunningCount *) PG_GETARG_POINTER(0);
+	if (site == NULL)
+	{
+		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FinalSite));
+		site->tupdesc = release_tupdesc(fcinfo);
+		fcinfo->flinfo->fn_extra = site;
+	}
+	ledger_charge_site(&site->charge, (PlanState *) fcinfo->context, rc->ledger,
+					   cc_state_params(rc->state)->epsilon_units, "running_count");
+	cc_read(rc->state, &release);
+	PG_RETURN_DATUM(release_datum(site->tupdesc, &release));
 }

@@ -5,7 +5,9 @@
  *
  * The series is released as one result set, built before any row is
  * returned, so a bad item anywhere means an error and no output at all.
- * Each call is one release of its series and draws its own noise.
+ * Each call is one release of its series and draws its own noise; it pays
+ * once the result is built, so that bad input costs nothing, and before the
+ * result is returned.
  */
 #include "postgres.h"
 
@@ -13,11 +15,12 @@
 #include "utils/array.h"
 #include "utils/arrayaccess.h"
 
+#include "ledger.h"
 #include "release.h"
 #include "report.h"
 #include "spec.h"
 
-/* Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta. */
+/* Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta, ledger. */
 static const int spec_argno[SPEC_NFIELDS] = {
 	[SPEC_NAME] = 2,
 	[SPEC_EPSILON] = 1,
@@ -25,6 +28,7 @@ static const int spec_argno[SPEC_NFIELDS] = {
 	[SPEC_BLOCK] = 4,
 	[SPEC_SENSITIVITY] = 5,
 	[SPEC_BETA] = 6,
+	[SPEC_LEDGER] = 7,
 };
 
 PG_FUNCTION_INFO_V1(running_counts);
@@ -77,5 +81,6 @@ running_counts(PG_FUNCTION_ARGS)
 		release_values(&release, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	ledger_charge(spec_ledger(&args), params.epsilon_units, "running_counts");
 	return (Datum) 0;
 }

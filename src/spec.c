@@ -27,6 +27,21 @@ require_not_null(const SpecArgs *args, SpecField field, const char *what)
 				 errmsg("%s must not be null", what)));
 }
 
+char *
+spec_format_epsilon(uint64 units)
+{
+	char	   *text = psprintf("%llu.%09llu",
+								(unsigned long long) (units / CC_EPSILON_UNITS_PER_ONE),
+								(unsigned long long) (units % CC_EPSILON_UNITS_PER_ONE));
+	char	   *end = text + strlen(text) - 1;
+
+	while (*end == '0')
+		*end-- = '\0';
+	if (*end == '.')
+		*end = '\0';
+	return text;
+}
+
 uint64
 spec_epsilon_units(NullableDatum epsilon)
 {
@@ -41,6 +56,14 @@ spec_epsilon_units(NullableDatum epsilon)
 	if (status != CC_OK)
 		report_status(status, NULL, 0);
 	return units;
+}
+
+char *
+spec_ledger(const SpecArgs *args)
+{
+	if (args->field[SPEC_LEDGER].isnull)
+		return NULL;
+	return TextDatumGetCString(args->field[SPEC_LEDGER].value);
 }
 
 void
@@ -89,6 +112,8 @@ spec_with_defaults(SpecArgs *args, const char *name, NullableDatum epsilon,
 	args->field[SPEC_SENSITIVITY].isnull = false;
 	args->field[SPEC_BETA].value = Float8GetDatum(SPEC_DEFAULT_BETA);
 	args->field[SPEC_BETA].isnull = false;
+	args->field[SPEC_LEDGER].value = (Datum) 0;
+	args->field[SPEC_LEDGER].isnull = true;
 }
 
 void
@@ -109,15 +134,15 @@ spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
 }
 
 /*
- * contcount.mechanism(name, epsilon, horizon, block, sensitivity, beta):
- * the checked parameters, with epsilon as it will be charged and the block
- * size filled in.
+ * contcount.mechanism(name, epsilon, horizon, block, sensitivity, beta,
+ * ledger): the checked parameters, with epsilon as it will be charged and
+ * the block size filled in.
  */
 PG_FUNCTION_INFO_V1(contcount_mechanism);
 Datum
 contcount_mechanism(PG_FUNCTION_ARGS)
 {
-	static const int argno[SPEC_NFIELDS] = {0, 1, 2, 3, 4, 5};
+	static const int argno[SPEC_NFIELDS] = {0, 1, 2, 3, 4, 5, 6};
 	SpecArgs	args;
 	cc_params	params;
 	TupleDesc	tupdesc;
@@ -138,6 +163,8 @@ contcount_mechanism(PG_FUNCTION_ARGS)
 	nulls[SPEC_BLOCK] = !params.has_block;
 	values[SPEC_SENSITIVITY] = Int64GetDatum(params.sensitivity);
 	values[SPEC_BETA] = Float8GetDatum(params.beta);
+	values[SPEC_LEDGER] = args.field[SPEC_LEDGER].value;
+	nulls[SPEC_LEDGER] = args.field[SPEC_LEDGER].isnull;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 }

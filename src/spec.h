@@ -18,6 +18,7 @@ typedef enum SpecField
 	SPEC_BLOCK,
 	SPEC_SENSITIVITY,
 	SPEC_BETA,
+	SPEC_LEDGER,				/* not a mechanism parameter: who pays */
 	SPEC_NFIELDS
 } SpecField;
 
@@ -29,6 +30,9 @@ typedef struct SpecArgs
 {
 	NullableDatum field[SPEC_NFIELDS];
 } SpecArgs;
+
+/* The ledger named in the arguments, or NULL for contcount.ledger. */
+extern char *spec_ledger(const SpecArgs *args);
 
 /* Check the arguments and fill params; raises an error for any bad one. */
 extern void spec_to_params(const SpecArgs *args, cc_params *params);
@@ -43,6 +47,9 @@ extern void spec_from_composite(Datum composite, SpecArgs *args);
 /* Read arguments of a call; argno[f] is the argument of field f. */
 extern void spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
 						   SpecArgs *args);
+
+/* Epsilon units as a decimal, without trailing zeros ("0.6"), palloc'd. */
+extern char *spec_format_epsilon(uint64 units);
 
 /* Epsilon as the core holds it, or an error. */
 extern uint64 spec_epsilon_units(NullableDatum epsilon);

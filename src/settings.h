@@ -1,0 +1,16 @@
+/*
+ * settings.h
+ *		The contcount.* configuration parameters.
+ */
+#ifndef CONTCOUNT_SETTINGS_H
+#define CONTCOUNT_SETTINGS_H
+
+/* contcount.ledger: the ledger that pays for releases; superuser-only */
+extern char *contcount_ledger;
+
+/* contcount.max_ledgers: ledgers the shared state has room for */
+extern int	contcount_max_ledgers;
+
+extern void settings_define(bool preloading);
+
+#endif							/* CONTCOUNT_SETTINGS_H */
