@@ -82,26 +82,40 @@ owner_end(OwnerScope *scope)
 	SetUserIdAndSecContext(scope->caller, scope->caller_context);
 }
 
-/* Run one statement with arguments; nulls as SPI wants them (' ' or 'n'). */
+/*
+ * Run one statement with arguments, through a plan prepared on first use and
+ * kept in *plan for the life of the backend: every release looks its ledger
+ * up.  nulls as SPI wants them (' ' or 'n'), or NULL.
+ */
 static void
-run(const char *sql, int nargs, const Oid *types, const Datum *values,
-	const char *nulls, int expected)
+run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+	const Datum *values, const char *nulls, int expected)
 {
-	int			rc = SPI_execute_with_args(sql, nargs, (Oid *) types, (Datum *) values,
-										   nulls, false, 0);
+	int			rc;
 
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	prepared = SPI_prepare(sql, nargs, (Oid *) types);
+
+		if (prepared == NULL || SPI_keepplan(prepared) != 0)
+			elog(ERROR, "contcount: could not prepare \"%s\": %s", sql,
+				 SPI_result_code_string(SPI_result));
+		*plan = prepared;
+	}
+	rc = SPI_execute_plan(*plan, (Datum *) values, nulls, false, 0);
 	if (rc != expected)
-		elog(ERROR, "contcount: SPI_execute_with_args returned %d for \"%s\"", rc, sql);
+		elog(ERROR, "contcount: \"%s\" returned %s", sql, SPI_result_code_string(rc));
 }
 
 static bool
 lookup_ledger(const char *name, LedgerRow *row)
 {
+	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 
-	run("SELECT id, (budget * 1000000000)::pg_catalog.int8 FROM contcount.ledger "
+	run(&plan, "SELECT id, (budget * 1000000000)::pg_catalog.int8 FROM contcount.ledger "
 		"WHERE name = $1 AND dropped_at IS NULL",
 		1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
@@ -127,11 +141,12 @@ require_ledger(const char *name)
 static bool
 granted(int64 ledger, Oid role, bool need_admin)
 {
+	static SPIPlanPtr plan = NULL;
 	Oid			types[3] = {INT8OID, OIDOID, BOOLOID};
 	Datum		values[3] = {Int64GetDatum(ledger), ObjectIdGetDatum(role), BoolGetDatum(need_admin)};
 	bool		isnull;
 
-	run("SELECT contcount.ledger_granted($1, $2, $3)", 3, types, values, NULL, SPI_OK_SELECT);
+	run(&plan, "SELECT contcount.ledger_granted($1, $2, $3)", 3, types, values, NULL, SPI_OK_SELECT);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
@@ -206,6 +221,8 @@ PG_FUNCTION_INFO_V1(contcount_create_ledger);
 Datum
 contcount_create_ledger(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan1 = NULL;
+	static SPIPlanPtr plan2 = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
 	Datum		budget = budget_arg(fcinfo, 1);
 	int64		id = new_ledger_id();
@@ -227,11 +244,11 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(name);
 	values[2] = budget;
 	values[3] = ObjectIdGetDatum(scope.caller);
-	run("INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4)",
+	run(&plan1, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4)",
 		4, types, values, NULL, SPI_OK_INSERT);
 	/* a creator who is not a superuser manages what they created */
 	if (!superuser_arg(scope.caller))
-		run("INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",
+		run(&plan2, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",
 			4, types, values, NULL, SPI_OK_INSERT);
 	owner_end(&scope);
 
@@ -244,6 +261,7 @@ PG_FUNCTION_INFO_V1(contcount_alter_ledger);
 Datum
 contcount_alter_ledger(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
 	Datum		budget = budget_arg(fcinfo, 1);
 	OwnerScope	scope;
@@ -255,7 +273,7 @@ contcount_alter_ledger(PG_FUNCTION_ARGS)
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
 	values[1] = budget;
-	run("UPDATE contcount.ledger SET budget = $2 WHERE id = $1", 2, types, values, NULL,
+	run(&plan, "UPDATE contcount.ledger SET budget = $2 WHERE id = $1", 2, types, values, NULL,
 		SPI_OK_UPDATE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
@@ -265,6 +283,7 @@ PG_FUNCTION_INFO_V1(contcount_drop_ledger);
 Datum
 contcount_drop_ledger(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
 	OwnerScope	scope;
 	LedgerRow	row;
@@ -275,7 +294,7 @@ contcount_drop_ledger(PG_FUNCTION_ARGS)
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
 	/* kept, so that the audit still names it */
-	run("UPDATE contcount.ledger SET dropped_at = pg_catalog.now() WHERE id = $1",
+	run(&plan, "UPDATE contcount.ledger SET dropped_at = pg_catalog.now() WHERE id = $1",
 		1, types, values, NULL, SPI_OK_UPDATE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
@@ -285,6 +304,7 @@ PG_FUNCTION_INFO_V1(contcount_grant_ledger);
 Datum
 contcount_grant_ledger(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
 	OwnerScope	scope;
 	LedgerRow	row;
@@ -300,7 +320,7 @@ contcount_grant_ledger(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum(row.id);
 	values[1] = PG_GETARG_DATUM(1);
 	values[2] = PG_GETARG_DATUM(2);
-	run("INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $2, $3) "
+	run(&plan, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $2, $3) "
 		"ON CONFLICT (ledger_id, role_id) DO UPDATE SET admin = EXCLUDED.admin",
 		3, types, values, NULL, SPI_OK_INSERT);
 	owner_end(&scope);
@@ -311,6 +331,7 @@ PG_FUNCTION_INFO_V1(contcount_revoke_ledger);
 Datum
 contcount_revoke_ledger(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
 	OwnerScope	scope;
 	LedgerRow	row;
@@ -325,7 +346,7 @@ contcount_revoke_ledger(PG_FUNCTION_ARGS)
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
 	values[1] = PG_GETARG_DATUM(1);
-	run("DELETE FROM contcount.ledger_grant WHERE ledger_id = $1 AND role_id = $2",
+	run(&plan, "DELETE FROM contcount.ledger_grant WHERE ledger_id = $1 AND role_id = $2",
 		2, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
@@ -346,6 +367,7 @@ PG_FUNCTION_INFO_V1(contcount_ledger_rows);
 Datum
 contcount_ledger_rows(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OwnerScope	scope;
 	Oid			types[2] = {OIDOID, TEXTOID};
@@ -355,7 +377,7 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
 	args[1] = CStringGetTextDatum(contcount_ledger ? contcount_ledger : "");
-	run("SELECT id, name, (budget * 1000000000)::pg_catalog.int8, created_at "
+	run(&plan, "SELECT id, name, (budget * 1000000000)::pg_catalog.int8, created_at "
 		"FROM contcount.ledger "
 		"WHERE dropped_at IS NULL AND (name = $2 OR contcount.ledger_granted(id, $1, false)) "
 		"ORDER BY name",
@@ -427,6 +449,7 @@ PG_FUNCTION_INFO_V1(contcount_charge_rows);
 Datum
 contcount_charge_rows(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr plan = NULL;
 	AuditScan	scan;
 	HASHCTL		info;
 	OwnerScope	scope;
@@ -444,7 +467,7 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
-	run("SELECT id, name FROM contcount.ledger WHERE contcount.ledger_granted(id, $1, true)",
+	run(&plan, "SELECT id, name FROM contcount.ledger WHERE contcount.ledger_granted(id, $1, true)",
 		1, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

@@ -383,7 +383,7 @@ append_durably(const StoreRecord *rec)
 	}
 	else
 		ok = pg_pwrite(fd, rec, rec->length, store->size) == rec->length;
-	ok = ok && pg_fsync(fd) == 0;
+	ok = ok && pg_fdatasync(fd) == 0;
 	if (!ok)
 	{
 		int			save_errno = errno;
