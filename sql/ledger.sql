@@ -52,6 +52,11 @@ SELECT count(r) FROM generate_series(1, 3) g,
     LATERAL (SELECT contcount.running_count(1, 0.001, 1000) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) AS r
              FROM test.visits WHERE id > g) s;
 SELECT test.spent('clinic');
+-- run whole inside a parallel worker, the release charges from there, once
+SET force_parallel_mode = on;
+SELECT contcount.noisy_count(0.002) IS NOT NULL AS released FROM test.visits;
+RESET force_parallel_mode;
+SELECT test.spent('clinic');
 -- bad input releases nothing and costs nothing
 SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, -1], 0.25)$$);
 SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25, horizon => 2)$$);
