@@ -205,3 +205,149 @@ CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
 -- Every charge to a ledger the current role manages.
 CREATE VIEW contcount.charges AS SELECT * FROM contcount.charge_rows();
 GRANT SELECT ON contcount.ledgers, contcount.charges TO PUBLIC;
+
+-- Named counters, fed by insert triggers, stepped by the step worker in the
+-- database contcount.database.  Definitions, mechanism states (exact counts
+-- and noise: raw data), releases and the committed counts not yet in a step
+-- are tables only the extension's owner reads.
+CREATE TABLE contcount.counter (
+    id bigint PRIMARY KEY,          -- random, never reused
+    name text NOT NULL UNIQUE,
+    mechanism text NOT NULL,
+    epsilon float8 NOT NULL,
+    horizon bigint,                 -- NULL: unbounded (hybrid)
+    block bigint,
+    sensitivity bigint NOT NULL,
+    beta float8 NOT NULL,
+    ledger text,                    -- NULL: the creator's contcount.ledger paid
+    step interval NOT NULL,
+    started_at timestamptz NOT NULL,    -- step k closes at started_at + k * step
+    owner oid NOT NULL,
+    steps bigint NOT NULL DEFAULT 0,    -- steps closed
+    finished boolean NOT NULL DEFAULT false,    -- past its horizon
+    state bytea NOT NULL            -- the mechanism's state
+);
+
+CREATE TABLE contcount.counter_release (
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    t bigint NOT NULL,
+    noisy_count bigint NOT NULL,
+    stddev float8 NOT NULL,
+    bound float8 NOT NULL,
+    released_at timestamptz NOT NULL,
+    PRIMARY KEY (counter_id, t)
+);
+
+-- One row per counter per committed transaction that fed it; no index, so
+-- that writing it costs a trigger as little as possible.
+CREATE TABLE contcount.counter_delta (
+    counter_id bigint NOT NULL,
+    n bigint NOT NULL
+);
+
+CREATE TABLE contcount.counter_grant (
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    role_id oid NOT NULL,
+    PRIMARY KEY (counter_id, role_id)
+);
+
+REVOKE ALL ON contcount.counter, contcount.counter_release, contcount.counter_delta,
+    contcount.counter_grant FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_release', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_delta', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_grant', '');
+
+-- May the role read the counter: its owner, a superuser, or a member of a
+-- role it was granted to?
+CREATE FUNCTION contcount.counter_granted(bigint, oid)
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid = $2 AND r.rolsuper)
+        OR EXISTS (SELECT 1 FROM contcount.counter c
+                   WHERE c.id OPERATOR(pg_catalog.=) $1 AND c.owner OPERATOR(pg_catalog.=) $2)
+        OR EXISTS (SELECT 1
+                   FROM contcount.counter_grant g
+                   JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) g.role_id
+                   WHERE g.counter_id OPERATOR(pg_catalog.=) $1
+                     AND pg_catalog.pg_has_role($2, g.role_id, 'USAGE'))
+$$;
+REVOKE ALL ON FUNCTION contcount.counter_granted(bigint, oid) FROM PUBLIC;
+
+CREATE FUNCTION contcount.create_counter(
+    name text,
+    epsilon float8,
+    mechanism text DEFAULT 'binary',
+    horizon bigint DEFAULT NULL,
+    step interval DEFAULT '1 minute',
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.drop_counter(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_drop_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.grant_counter(name text, role regrole)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_grant_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.revoke_counter(name text, role regrole)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_revoke_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.tick(name text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_tick'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION contcount.current(name text,
+    OUT t bigint, OUT noisy_count bigint, OUT stddev float8, OUT bound float8,
+    OUT released_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_current'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1;
+
+CREATE FUNCTION contcount.history(name text,
+    OUT t bigint, OUT noisy_count bigint, OUT stddev float8, OUT bound float8,
+    OUT released_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_history'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+CREATE FUNCTION contcount.counter_rows(
+    OUT name text, OUT mechanism text, OUT epsilon float8, OUT horizon bigint,
+    OUT step interval, OUT ledger text, OUT started_at timestamptz, OUT steps bigint,
+    OUT finished boolean, OUT owner regrole)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_counter_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+-- The counters the current role may read.
+CREATE VIEW contcount.counters AS SELECT * FROM contcount.counter_rows();
+GRANT SELECT ON contcount.counters TO PUBLIC;
+
+-- Raw state: the exact count released so far, the committed counts not yet
+-- in a step, and the state with every node's noise.  Superusers only.
+CREATE FUNCTION contcount.counter_internals(name text,
+    OUT steps bigint, OUT exact_released bigint, OUT pending bigint, OUT state bytea)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_counter_internals'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.counter_internals(text) FROM PUBLIC;
+
+-- The trigger: AFTER INSERT, FOR EACH ROW (with WHEN for a predicate) or FOR
+-- EACH STATEMENT with REFERENCING NEW TABLE; its argument names the counter.
+CREATE FUNCTION contcount.count_inserts()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'contcount_count_inserts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;

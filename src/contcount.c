@@ -7,8 +7,9 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 
-#include "ledger_store.h"
+#include "counter.h"
 #include "settings.h"
+#include "shmem.h"
 
 PG_MODULE_MAGIC;
 
@@ -18,7 +19,11 @@ void
 _PG_init(void)
 {
 	settings_define(process_shared_preload_libraries_in_progress);
-	/* the ledger's shared state exists only when loaded at server start */
+	counter_trigger_install();
+	/* shared state and the step worker exist only when loaded at server start */
 	if (process_shared_preload_libraries_in_progress)
-		ledger_store_install();
+	{
+		shmem_install();
+		counter_worker_register();
+	}
 }

@@ -6,106 +6,33 @@
  * A ledger's name, budget and grants live in the tables contcount.ledger and
  * contcount.ledger_grant, so managing them is transactional; what has been
  * spent lives in the ledger store (ledger_store.c), which no transaction can
- * undo.  Nobody but the extension's owner can read the tables: every
- * function here checks the calling role's rights itself and then works on
- * the tables as the owner.
+ * undo.  Every function here checks the calling role's rights itself and
+ * then works on the tables as their owner (owner_spi.c).
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "access/xlog.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/numeric.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "ledger.h"
+#include "owner_spi.h"
 #include "ledger_store.h"
 #include "settings.h"
 #include "spec.h"
-
-/* The calling role, and how to return to it from the owner's rights. */
-typedef struct OwnerScope
-{
-	Oid			caller;
-	int			caller_context;
-} OwnerScope;
 
 typedef struct LedgerRow
 {
 	int64		id;
 	uint64		budget_units;
 } LedgerRow;
-
-static Oid
-extension_owner(void)
-{
-	Oid			schema = get_namespace_oid("contcount", false);
-	HeapTuple	tuple = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(schema));
-	Oid			owner;
-
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for schema %u", schema);
-	owner = ((Form_pg_namespace) GETSTRUCT(tuple))->nspowner;
-	ReleaseSysCache(tuple);
-	return owner;
-}
-
-/*
- * Work on the ledger tables as their owner.  An error on the way is fine:
- * aborting the (sub)transaction restores the user and closes SPI.
- */
-static void
-owner_begin(OwnerScope *scope)
-{
-	Oid			owner = extension_owner();
-
-	GetUserIdAndSecContext(&scope->caller, &scope->caller_context);
-	SetUserIdAndSecContext(owner, scope->caller_context |
-						   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-}
-
-static void
-owner_end(OwnerScope *scope)
-{
-	SPI_finish();
-	SetUserIdAndSecContext(scope->caller, scope->caller_context);
-}
-
-/*
- * Run one statement with arguments, through a plan prepared on first use and
- * kept in *plan for the life of the backend: every release looks its ledger
- * up.  nulls as SPI wants them (' ' or 'n'), or NULL.
- */
-static void
-run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
-	const Datum *values, const char *nulls, int expected)
-{
-	int			rc;
-
-	if (*plan == NULL)
-	{
-		SPIPlanPtr	prepared = SPI_prepare(sql, nargs, (Oid *) types);
-
-		if (prepared == NULL || SPI_keepplan(prepared) != 0)
-			elog(ERROR, "contcount: could not prepare \"%s\": %s", sql,
-				 SPI_result_code_string(SPI_result));
-		*plan = prepared;
-	}
-	rc = SPI_execute_plan(*plan, (Datum *) values, nulls, false, 0);
-	if (rc != expected)
-		elog(ERROR, "contcount: \"%s\" returned %s", sql, SPI_result_code_string(rc));
-}
 
 static bool
 lookup_ledger(const char *name, LedgerRow *row)
@@ -115,7 +42,7 @@ lookup_ledger(const char *name, LedgerRow *row)
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 
-	run(&plan, "SELECT id, (budget * 1000000000)::pg_catalog.int8 FROM contcount.ledger "
+	owner_run(&plan, "SELECT id, (budget * 1000000000)::pg_catalog.int8 FROM contcount.ledger "
 		"WHERE name = $1 AND dropped_at IS NULL",
 		1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
@@ -146,7 +73,7 @@ granted(int64 ledger, Oid role, bool need_admin)
 	Datum		values[3] = {Int64GetDatum(ledger), ObjectIdGetDatum(role), BoolGetDatum(need_admin)};
 	bool		isnull;
 
-	run(&plan, "SELECT contcount.ledger_granted($1, $2, $3)", 3, types, values, NULL, SPI_OK_SELECT);
+	owner_run(&plan, "SELECT contcount.ledger_granted($1, $2, $3)", 3, types, values, NULL, SPI_OK_SELECT);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
@@ -244,11 +171,11 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(name);
 	values[2] = budget;
 	values[3] = ObjectIdGetDatum(scope.caller);
-	run(&plan1, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4)",
+	owner_run(&plan1, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4)",
 		4, types, values, NULL, SPI_OK_INSERT);
 	/* a creator who is not a superuser manages what they created */
 	if (!superuser_arg(scope.caller))
-		run(&plan2, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",
+		owner_run(&plan2, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",
 			4, types, values, NULL, SPI_OK_INSERT);
 	owner_end(&scope);
 
@@ -273,7 +200,7 @@ contcount_alter_ledger(PG_FUNCTION_ARGS)
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
 	values[1] = budget;
-	run(&plan, "UPDATE contcount.ledger SET budget = $2 WHERE id = $1", 2, types, values, NULL,
+	owner_run(&plan, "UPDATE contcount.ledger SET budget = $2 WHERE id = $1", 2, types, values, NULL,
 		SPI_OK_UPDATE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
@@ -294,7 +221,7 @@ contcount_drop_ledger(PG_FUNCTION_ARGS)
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
 	/* kept, so that the audit still names it */
-	run(&plan, "UPDATE contcount.ledger SET dropped_at = pg_catalog.now() WHERE id = $1",
+	owner_run(&plan, "UPDATE contcount.ledger SET dropped_at = pg_catalog.now() WHERE id = $1",
 		1, types, values, NULL, SPI_OK_UPDATE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
@@ -320,7 +247,7 @@ contcount_grant_ledger(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum(row.id);
 	values[1] = PG_GETARG_DATUM(1);
 	values[2] = PG_GETARG_DATUM(2);
-	run(&plan, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $2, $3) "
+	owner_run(&plan, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $2, $3) "
 		"ON CONFLICT (ledger_id, role_id) DO UPDATE SET admin = EXCLUDED.admin",
 		3, types, values, NULL, SPI_OK_INSERT);
 	owner_end(&scope);
@@ -346,7 +273,7 @@ contcount_revoke_ledger(PG_FUNCTION_ARGS)
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
 	values[1] = PG_GETARG_DATUM(1);
-	run(&plan, "DELETE FROM contcount.ledger_grant WHERE ledger_id = $1 AND role_id = $2",
+	owner_run(&plan, "DELETE FROM contcount.ledger_grant WHERE ledger_id = $1 AND role_id = $2",
 		2, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
@@ -377,7 +304,7 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
 	args[1] = CStringGetTextDatum(contcount_ledger ? contcount_ledger : "");
-	run(&plan, "SELECT id, name, (budget * 1000000000)::pg_catalog.int8, created_at "
+	owner_run(&plan, "SELECT id, name, (budget * 1000000000)::pg_catalog.int8, created_at "
 		"FROM contcount.ledger "
 		"WHERE dropped_at IS NULL AND (name = $2 OR contcount.ledger_granted(id, $1, false)) "
 		"ORDER BY name",
@@ -467,7 +394,7 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
-	run(&plan, "SELECT id, name FROM contcount.ledger WHERE contcount.ledger_granted(id, $1, true)",
+	owner_run(&plan, "SELECT id, name FROM contcount.ledger WHERE contcount.ledger_granted(id, $1, true)",
 		1, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

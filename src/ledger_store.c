@@ -93,8 +93,6 @@ typedef struct LedgerSum
 
 static StoreShared *store = NULL;
 static HTAB *sums = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static pg_crc32c
 record_crc(const StoreRecord *rec)
@@ -305,27 +303,21 @@ load_store(void)
 						store->damage)));
 }
 
-static void
-store_shmem_request(void)
+void
+ledger_store_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(add_size(MAXALIGN(sizeof(StoreShared)),
 									hash_estimate_size(contcount_max_ledgers,
 													   sizeof(LedgerSum))));
 	RequestNamedLWLockTranche("contcount_ledger", 1);
 }
 
-static void
-store_shmem_startup(void)
+void
+ledger_store_shmem_startup(void)
 {
 	HASHCTL		info;
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	store = ShmemInitStruct("contcount ledger store", sizeof(StoreShared), &found);
 	info.keysize = sizeof(int64);
 	info.entrysize = sizeof(LedgerSum);
@@ -339,16 +331,6 @@ store_shmem_startup(void)
 		store->damage[0] = '\0';
 		load_store();
 	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-void
-ledger_store_install(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = store_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = store_shmem_startup;
 }
 
 /*

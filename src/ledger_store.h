@@ -19,8 +19,9 @@ typedef struct StoreCharge
 	const char *statement;
 } StoreCharge;
 
-/* Hook into shared memory; from _PG_init under shared_preload_libraries. */
-extern void ledger_store_install(void);
+/* Shared memory: reserve it, then attach (and at server start, load). */
+extern void ledger_store_shmem_request(void);
+extern void ledger_store_shmem_startup(void);
 
 /* Record a new ledger, durably. */
 extern void ledger_store_create(int64 ledger, const char *name, Oid role);

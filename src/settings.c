@@ -10,6 +10,8 @@
 
 char	   *contcount_ledger = NULL;
 int			contcount_max_ledgers = 1000;
+int			contcount_max_counters = 100;
+char	   *contcount_database = NULL;
 
 void
 settings_define(bool preloading)
@@ -26,8 +28,9 @@ settings_define(bool preloading)
 							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
-	/* a server-start setting can only be defined at server start */
+	/* server-start settings can only be defined at server start */
 	if (preloading)
+	{
 		DefineCustomIntVariable("contcount.max_ledgers",
 								"Most privacy budget ledgers the server can hold, in all databases.",
 								NULL,
@@ -36,5 +39,22 @@ settings_define(bool preloading)
 								PGC_POSTMASTER,
 								0,
 								NULL, NULL, NULL);
+		DefineCustomIntVariable("contcount.max_counters",
+								"Most counters the server can hold.",
+								NULL,
+								&contcount_max_counters,
+								100, 1, 100000,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
+		DefineCustomStringVariable("contcount.database",
+								   "Database whose counters the step worker closes.",
+								   "Counters can only be created in this database.",
+								   &contcount_database,
+								   "postgres",
+								   PGC_POSTMASTER,
+								   0,
+								   NULL, NULL, NULL);
+	}
 	MarkGUCPrefixReserved("contcount");
 }

@@ -11,6 +11,12 @@ extern char *contcount_ledger;
 /* contcount.max_ledgers: ledgers the shared state has room for */
 extern int	contcount_max_ledgers;
 
+/* contcount.max_counters: counters the shared state has room for */
+extern int	contcount_max_counters;
+
+/* contcount.database: the database whose counters the step worker closes */
+extern char *contcount_database;
+
 extern void settings_define(bool preloading);
 
 #endif							/* CONTCOUNT_SETTINGS_H */

@@ -156,6 +156,33 @@ cc_state_init(cc_state *state, const cc_params *params)
 		ops->init(state);
 }
 
+size_t
+cc_state_bytes(const cc_state *state)
+{
+	return (size_t) state->size;
+}
+
+bool
+cc_state_valid(const void *bytes, size_t len)
+{
+	cc_state	header;
+	cc_params	params;
+
+	if (len < sizeof(cc_state) || len > CC_STATE_MAX_BYTES)
+		return false;
+	memcpy(&header, bytes, sizeof(header));
+	params = header.params;
+	/* prepared parameters are a fixed point of cc_params_prepare() */
+	if ((unsigned) params.kind >= CC_NUM_KINDS ||
+		cc_params_prepare(&params) != CC_OK ||
+		params.has_block != header.params.has_block ||
+		params.block != header.params.block)
+		return false;
+	return header.size == (int64_t) len && cc_state_size(&params) == len &&
+		header.t >= 0 && header.exact >= 0 &&
+		(!params.has_horizon || header.t <= params.horizon);
+}
+
 const cc_params *
 cc_state_params(const cc_state *state)
 {

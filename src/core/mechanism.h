@@ -93,6 +93,18 @@ extern cc_status cc_params_prepare(cc_params *params);
 
 /* Bytes of state for prepared parameters: O(log horizon) at most. */
 extern size_t cc_state_size(const cc_params *params);
+
+/* No state is larger, whatever its parameters. */
+#define CC_STATE_MAX_BYTES 2048
+
+/* The bytes of an initialized state, to store it as it is. */
+extern size_t cc_state_bytes(const cc_state *state);
+
+/*
+ * Could len bytes be a state this core wrote (consistent size, parameters
+ * and step)?  For states read back from storage: a damaged one is refused.
+ */
+extern bool cc_state_valid(const void *bytes, size_t len);
 extern void cc_state_init(cc_state *state, const cc_params *params);
 extern const cc_params *cc_state_params(const cc_state *state);
 

@@ -175,6 +175,42 @@ test_state_size(void)
 		  "binary sizes %zu and %zu", cc_state_size(&small), cc_state_size(&large));
 	CHECK(cc_state_size(&large) < 1024, "binary state for 2^40 steps: %zu bytes", cc_state_size(&large));
 	CHECK(cc_state_size(&simple) == sizeof(cc_state), "simple_ii state %zu", cc_state_size(&simple));
+
+	/* the largest states fit CC_STATE_MAX_BYTES */
+	large = params_for(CC_BINARY, 1.0, CC_MAX_HORIZON);
+	cc_params_prepare(&large);
+	simple = params_for(CC_HYBRID, 1.0, 0);
+	cc_params_prepare(&simple);
+	CHECK(cc_state_size(&large) <= CC_STATE_MAX_BYTES && cc_state_size(&simple) <= CC_STATE_MAX_BYTES,
+		  "largest states %zu and %zu", cc_state_size(&large), cc_state_size(&simple));
+}
+
+/* A state read back from storage is checked before it is used. */
+static void
+test_state_valid(void)
+{
+	seeded_rng r;
+	cc_params	p = params_for(CC_BINARY, 0.5, 100);
+	cc_state   *s = new_state(&p);
+	size_t		size = cc_state_bytes(s);
+	char	   *copy = malloc(size);
+
+	seeded_rng_init(&r, 12);
+	for (int i = 0; i < 10; i++)
+		cc_push(s, i, &r.rng);
+	CHECK(size == cc_state_size(&p) && cc_state_valid(s, size), "a state as written");
+	CHECK(!cc_state_valid(s, size - 8), "a truncated state");
+	memcpy(copy, s, size);
+	((cc_state *) copy)->params.horizon = 5;	/* fewer steps than it has */
+	CHECK(!cc_state_valid(copy, size), "a state past its horizon");
+	memcpy(copy, s, size);
+	((cc_state *) copy)->params.epsilon_units = 7;	/* below the minimum */
+	CHECK(!cc_state_valid(copy, size), "a state with bad parameters");
+	memcpy(copy, s, size);
+	((cc_state *) copy)->params.kind = (cc_kind) 77;
+	CHECK(!cc_state_valid(copy, size), "a state of no known mechanism");
+	free(copy);
+	free(s);
 }
 
 /*
@@ -415,6 +451,7 @@ test_mechanisms(void)
 	test_params();
 	test_push_errors();
 	test_state_size();
+	test_state_valid();
 	test_binary_tree();
 	test_variances();
 	test_hybrid_unbounded();

@@ -1,0 +1,176 @@
+-- Named counters: fed by insert triggers, stepped by the worker, read back.
+-- This database is contcount.database, where the step worker runs.
+
+SELECT contcount.create_ledger('counters', 10);
+SET contcount.ledger = 'counters';
+
+CREATE TABLE test.signups (id serial, country text, paid boolean DEFAULT false);
+CREATE TABLE test.signups_legacy (id serial, country text);
+
+-- Creating a counter charges its ledger once, for the whole continual release.
+SELECT contcount.create_counter('signups', 1, horizon => 100, step => '1 day', beta => 1e-9);
+SELECT contcount.create_counter('paid', 0.5, mechanism => 'hybrid', step => '1 day', beta => 1e-9);
+SELECT name, mechanism, epsilon, horizon, step, steps, finished FROM contcount.counters ORDER BY name;
+SELECT spent FROM contcount.ledgers WHERE name = 'counters';
+
+-- Every kind of trigger: row-level, row-level with WHEN, statement-level
+-- with the inserted rows; two tables feed one counter.
+CREATE TRIGGER count_signups AFTER INSERT ON test.signups
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('signups');
+CREATE TRIGGER count_paid AFTER INSERT ON test.signups
+    FOR EACH ROW WHEN (NEW.paid) EXECUTE FUNCTION contcount.count_inserts('paid');
+CREATE TRIGGER count_legacy AFTER INSERT ON test.signups_legacy
+    REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('signups');
+
+-- The exact counts, as a superuser sees them: released in steps, and
+-- committed but not yet in a step.
+CREATE FUNCTION test.counted(counter text) RETURNS TABLE (steps bigint, released bigint, pending bigint)
+LANGUAGE sql AS $$ SELECT steps, exact_released, pending FROM contcount.counter_internals(counter) $$;
+
+INSERT INTO test.signups (country, paid) VALUES ('fr', true), ('nz', false), ('usa', true);
+INSERT INTO test.signups (country) SELECT 'fr' FROM generate_series(1, 100);
+INSERT INTO test.signups_legacy (country) SELECT 'nz' FROM generate_series(1, 50);
+COPY test.signups (country, paid) FROM stdin;
+fr	t
+nz	f
+\.
+COPY test.signups_legacy (country) FROM stdin;
+usa
+\.
+SELECT * FROM test.counted('signups');
+SELECT * FROM test.counted('paid');
+
+-- Aborted work counts nothing: a rollback, a rolled-back savepoint, an
+-- error; a released savepoint counts with its transaction.
+BEGIN;
+INSERT INTO test.signups (country) VALUES ('x');
+ROLLBACK;
+BEGIN;
+INSERT INTO test.signups (country) VALUES ('kept');
+SAVEPOINT a;
+INSERT INTO test.signups (country) SELECT 'dropped' FROM generate_series(1, 10);
+ROLLBACK TO SAVEPOINT a;
+SAVEPOINT b;
+INSERT INTO test.signups (country) VALUES ('kept too');
+RELEASE SAVEPOINT b;
+COMMIT;
+INSERT INTO test.signups (id, country) VALUES ('not a number', 'x');
+SELECT * FROM test.counted('signups');
+
+-- Two-phase commit: counted when committed, not when rolled back.
+BEGIN;
+INSERT INTO test.signups (country) SELECT 'prepared' FROM generate_series(1, 5);
+PREPARE TRANSACTION 'counted';
+BEGIN;
+INSERT INTO test.signups (country) SELECT 'prepared' FROM generate_series(1, 7);
+PREPARE TRANSACTION 'not counted';
+SELECT * FROM test.counted('signups');
+COMMIT PREPARED 'counted';
+ROLLBACK PREPARED 'not counted';
+SELECT * FROM test.counted('signups');
+
+-- Every committed insert is counted exactly once.
+SELECT (SELECT count(*) FROM test.signups) + (SELECT count(*) FROM test.signups_legacy)
+       = (SELECT released + pending FROM test.counted('signups')) AS all_counted,
+       (SELECT count(*) FROM test.signups WHERE paid)
+       = (SELECT released + pending FROM test.counted('paid')) AS paid_counted;
+
+-- Steps: tick closes one now, with what was committed before it.
+SELECT contcount.tick('signups');
+SELECT * FROM test.counted('signups');
+INSERT INTO test.signups (country) VALUES ('after');
+SELECT contcount.tick('signups');
+SELECT contcount.tick('signups');
+SELECT * FROM test.counted('signups');
+-- the releases: their error bars, and within the bound (beta = 1e-9)
+SELECT h.t, round(h.stddev::numeric, 4) AS stddev,
+       round(sqrt(bit_count(h.t::bit(64)) * test.dlap_var(7))::numeric, 4) AS expected
+FROM contcount.history('signups') h ORDER BY t;
+SELECT t, bound > 0 AS has_bound FROM contcount.current('signups');
+SELECT contcount.tick('paid');
+SELECT abs(noisy_count - (SELECT released FROM test.counted('paid'))) <= bound AS within_bound
+FROM contcount.current('paid');
+SELECT name, steps, finished FROM contcount.counters ORDER BY name;
+
+-- A bounded counter stops at its horizon; an unbounded one goes on.
+SELECT contcount.create_counter('short', 1, horizon => 2, step => '1 day');
+SELECT contcount.tick('short');
+SELECT contcount.tick('short');
+SELECT contcount.tick('short');
+SELECT name, steps, finished FROM contcount.counters WHERE name = 'short';
+SELECT count(*) FROM contcount.history('short');
+
+-- Errors.
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.create_counter('signups', 1, horizon => 10)$$),
+    ($$SELECT contcount.create_counter(NULL, 1, horizon => 10)$$),
+    ($$SELECT contcount.create_counter('', 1, horizon => 10)$$),
+    ($$SELECT contcount.create_counter(repeat('x', 64), 1, horizon => 10)$$),
+    ($$SELECT contcount.create_counter('c', 1)$$),
+    ($$SELECT contcount.create_counter('c', 0, horizon => 10)$$),
+    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => '1 month')$$),
+    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => '0.5 seconds')$$),
+    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => NULL)$$),
+    ($$SELECT contcount.create_counter('c', 100, horizon => 10)$$),
+    ($$SELECT contcount.tick('nope')$$),
+    ($$SELECT * FROM contcount.current('nope')$$),
+    ($$SELECT contcount.drop_counter('nope')$$)
+) AS cases(s);
+-- a refused charge creates nothing
+SELECT count(*) FROM contcount.counters WHERE name = 'c';
+
+-- Triggers used the wrong way.
+CREATE TABLE test.misuse (i int);
+CREATE TRIGGER before_insert BEFORE INSERT ON test.misuse
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('signups');
+INSERT INTO test.misuse VALUES (1);
+DROP TRIGGER before_insert ON test.misuse;
+CREATE TRIGGER no_rows AFTER INSERT ON test.misuse
+    FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('signups');
+INSERT INTO test.misuse VALUES (1);
+DROP TRIGGER no_rows ON test.misuse;
+CREATE TRIGGER no_name AFTER INSERT ON test.misuse
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts();
+INSERT INTO test.misuse VALUES (1);
+DROP TRIGGER no_name ON test.misuse;
+CREATE TRIGGER no_counter AFTER INSERT ON test.misuse
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('nope');
+INSERT INTO test.misuse VALUES (1);
+DROP TRIGGER no_counter ON test.misuse;
+
+-- Who may read and tick.
+CREATE ROLE regress_reader LOGIN;
+GRANT USAGE ON SCHEMA test TO regress_reader;
+GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_reader;
+\c - regress_reader
+SELECT count(*) FROM contcount.counters;
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT * FROM contcount.current('signups')$$),
+    ($$SELECT contcount.tick('signups')$$),
+    ($$SELECT contcount.drop_counter('signups')$$),
+    ($$SELECT contcount.grant_counter('signups', 'regress_reader')$$),
+    ($$SELECT * FROM contcount.counter_internals('signups')$$),
+    ($$SELECT * FROM contcount.counter_release$$),
+    ($$SELECT * FROM contcount.counter$$)
+) AS cases(s);
+\c - postgres
+SELECT contcount.grant_counter('signups', 'regress_reader');
+\c - regress_reader
+SELECT name FROM contcount.counters;
+SELECT t FROM contcount.current('signups');
+SELECT count(*) FROM contcount.history('signups');
+\c - postgres
+SELECT contcount.revoke_counter('signups', 'regress_reader');
+\c - regress_reader
+SELECT test.error_of($$SELECT * FROM contcount.history('signups')$$);
+\c - postgres
+DROP OWNED BY regress_reader;
+DROP ROLE regress_reader;
+
+-- Dropping a counter: its trigger then refuses inserts, rather than losing them.
+SELECT contcount.drop_counter('paid');
+SELECT name FROM contcount.counters ORDER BY name;
+INSERT INTO test.signups (country, paid) VALUES ('fr', true);
+DROP TRIGGER count_paid ON test.signups;
+INSERT INTO test.signups (country, paid) VALUES ('fr', true);

@@ -1,0 +1,501 @@
+/*
+ * counter.c
+ *		Named counters: the SQL functions that create, drop, grant, tick and
+ *		read them.
+ *
+ * A counter's definition, mechanism state, releases and pending counts live
+ * in tables (contcount.counter, counter_release, counter_delta,
+ * counter_grant) that only the extension's owner reads; the functions here
+ * check the caller's rights and work as the owner.  Creating a counter
+ * charges its ledger once for the whole continual release.  Only the step
+ * worker (counter_worker.c) closes steps and writes releases.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/wait_event.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "counter.h"
+#include "counter_shmem.h"
+#include "ledger.h"
+#include "owner_spi.h"
+#include "settings.h"
+#include "spec.h"
+
+/* How long tick() waits for the worker. */
+#define TICK_TIMEOUT_MS 30000
+
+typedef struct CounterRow
+{
+	int64		id;
+	Oid			owner;
+	bool		finished;
+} CounterRow;
+
+static bool
+lookup_counter(const char *name, CounterRow *row)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	bool		isnull;
+
+	owner_run(&plan, "SELECT id, owner, finished FROM contcount.counter WHERE name = $1",
+			  1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return false;
+	row->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	row->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	row->finished = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	return true;
+}
+
+static CounterRow
+require_counter(const char *name)
+{
+	CounterRow	row;
+
+	if (!lookup_counter(name, &row))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" does not exist", name)));
+	return row;
+}
+
+/* May the role read the counter (owner, superuser, or granted)? */
+static bool
+may_read(int64 counter, Oid role)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {INT8OID, OIDOID};
+	Datum		values[2] = {Int64GetDatum(counter), ObjectIdGetDatum(role)};
+	bool		isnull;
+
+	owner_run(&plan, "SELECT contcount.counter_granted($1, $2)", 2, types, values, NULL,
+			  SPI_OK_SELECT);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+static void
+require_owner(const OwnerScope *scope, const char *name, const CounterRow *row)
+{
+	if (row->owner != scope->caller && !superuser_arg(scope->caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be the owner of counter \"%s\"", name)));
+}
+
+static char *
+name_arg(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *name;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("counter name must not be null")));
+	name = TextDatumGetCString(PG_GETARG_DATUM(argno));
+	if (name[0] == '\0' || strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("counter name must have 1 to %d bytes", NAMEDATALEN - 1)));
+	return name;
+}
+
+int64
+counter_id_by_name(const char *name, bool *finished)
+{
+	OwnerScope	scope;
+	CounterRow	row;
+	int64		id;
+
+	if (counter_shmem_find(name, &id, finished))
+		return id;
+	/* not loaded by the worker yet: created in this transaction, say */
+	owner_begin(&scope);
+	row = require_counter(name);
+	owner_end(&scope);
+	*finished = row.finished;
+	return row.id;
+}
+
+static int64
+step_usecs(Interval *step)
+{
+	int64		usecs;
+
+	if (step->month != 0 ||
+		__builtin_mul_overflow((int64) step->day, USECS_PER_DAY, &usecs) ||
+		__builtin_add_overflow(usecs, step->time, &usecs) ||
+		usecs < USECS_PER_SEC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("step must be at least 1 second, in days, hours, minutes or seconds")));
+	return usecs;
+}
+
+/*
+ * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
+ * beta, ledger)
+ */
+PG_FUNCTION_INFO_V1(contcount_create_counter);
+Datum
+contcount_create_counter(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	static const int argno[SPEC_NFIELDS] = {
+		[SPEC_NAME] = 2,
+		[SPEC_EPSILON] = 1,
+		[SPEC_HORIZON] = 3,
+		[SPEC_BLOCK] = 5,
+		[SPEC_SENSITIVITY] = 6,
+		[SPEC_BETA] = 7,
+		[SPEC_LEDGER] = 8,
+	};
+	char	   *name = name_arg(fcinfo, 0);
+	SpecArgs	args;
+	cc_params	params;
+	cc_state   *state;
+	OwnerScope	scope;
+	CounterRow	existing;
+	uint64		id;
+	Oid			types[12] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
+	INT8OID, FLOAT8OID, TEXTOID, INTERVALOID, BYTEAOID, OIDOID};
+	Datum		values[12];
+	char		nulls[12];
+	bytea	   *blob;
+
+	counter_shared();
+	if (strcmp(get_database_name(MyDatabaseId), contcount_database) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("counters live in database \"%s\"", contcount_database),
+				 errhint("The setting contcount.database names the database whose counters the step worker closes.")));
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("step must not be null")));
+	step_usecs(PG_GETARG_INTERVAL_P(4));
+	spec_from_call(fcinfo, argno, &args);
+	spec_to_params(&args, &params);
+
+	owner_begin(&scope);
+	if (lookup_counter(name, &existing))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("counter \"%s\" already exists", name)));
+	owner_end(&scope);
+
+	/* the whole continual release is paid for now, once */
+	ledger_charge(spec_ledger(&args), params.epsilon_units, "create_counter");
+
+	state = palloc(cc_state_size(&params));
+	cc_state_init(state, &params);
+	blob = palloc(VARHDRSZ + cc_state_bytes(state));
+	SET_VARSIZE(blob, VARHDRSZ + cc_state_bytes(state));
+	memcpy(VARDATA(blob), state, cc_state_bytes(state));
+	if (!pg_strong_random(&id, sizeof(id)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random counter id")));
+
+	values[0] = Int64GetDatum((int64) (id >> 1) | 1);
+	values[1] = CStringGetTextDatum(name);
+	values[2] = CStringGetTextDatum(cc_kind_name(params.kind));
+	values[3] = Float8GetDatum((double) params.epsilon_units / (double) CC_EPSILON_UNITS_PER_ONE);
+	values[4] = Int64GetDatum(params.horizon);
+	values[5] = Int64GetDatum(params.block);
+	values[6] = Int64GetDatum(params.sensitivity);
+	values[7] = Float8GetDatum(params.beta);
+	values[8] = args.field[SPEC_LEDGER].value;
+	values[9] = PG_GETARG_DATUM(4);
+	values[10] = PointerGetDatum(blob);
+	memset(nulls, ' ', sizeof(nulls));
+	nulls[4] = params.has_horizon ? ' ' : 'n';
+	nulls[5] = params.has_block ? ' ' : 'n';
+	nulls[8] = args.field[SPEC_LEDGER].isnull ? 'n' : ' ';
+	owner_begin(&scope);
+	values[11] = ObjectIdGetDatum(scope.caller);
+	owner_run(&plan,
+			  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
+			  "sensitivity, beta, ledger, step, state, owner, started_at) "
+			  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now())",
+			  12, types, values, nulls, SPI_OK_INSERT);
+	owner_end(&scope);
+	counter_shmem_wake_worker(true);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(contcount_drop_counter);
+Datum
+contcount_drop_counter(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	char	   *name = name_arg(fcinfo, 0);
+	OwnerScope	scope;
+	CounterRow	row;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
+
+	owner_begin(&scope);
+	row = require_counter(name);
+	require_owner(&scope, name, &row);
+	values[0] = Int64GetDatum(row.id);
+	owner_run(&plan,
+			  "WITH d AS (DELETE FROM contcount.counter_delta WHERE counter_id = $1) "
+			  "DELETE FROM contcount.counter WHERE id = $1",
+			  1, types, values, NULL, SPI_OK_DELETE);
+	owner_end(&scope);
+	counter_shmem_forget(row.id);
+	PG_RETURN_VOID();
+}
+
+/* grant_counter(name, role) and revoke_counter(name, role) */
+static void
+change_grant(FunctionCallInfo fcinfo, bool grant)
+{
+	static SPIPlanPtr grant_plan = NULL;
+	static SPIPlanPtr revoke_plan = NULL;
+	char	   *name = name_arg(fcinfo, 0);
+	OwnerScope	scope;
+	CounterRow	row;
+	Oid			types[2] = {INT8OID, OIDOID};
+	Datum		values[2];
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("role must not be null")));
+	owner_begin(&scope);
+	row = require_counter(name);
+	require_owner(&scope, name, &row);
+	values[0] = Int64GetDatum(row.id);
+	values[1] = PG_GETARG_DATUM(1);
+	if (grant)
+		owner_run(&grant_plan,
+				  "INSERT INTO contcount.counter_grant (counter_id, role_id) VALUES ($1, $2) "
+				  "ON CONFLICT DO NOTHING",
+				  2, types, values, NULL, SPI_OK_INSERT);
+	else
+		owner_run(&revoke_plan,
+				  "DELETE FROM contcount.counter_grant WHERE counter_id = $1 AND role_id = $2",
+				  2, types, values, NULL, SPI_OK_DELETE);
+	owner_end(&scope);
+}
+
+PG_FUNCTION_INFO_V1(contcount_grant_counter);
+Datum
+contcount_grant_counter(PG_FUNCTION_ARGS)
+{
+	change_grant(fcinfo, true);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(contcount_revoke_counter);
+Datum
+contcount_revoke_counter(PG_FUNCTION_ARGS)
+{
+	change_grant(fcinfo, false);
+	PG_RETURN_VOID();
+}
+
+/* Copy every row of the last SPI result to the function's result set. */
+static void
+return_spi_rows(FunctionCallInfo fcinfo)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+		tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
+}
+
+/* The counters the caller may read: the contcount.counters view. */
+PG_FUNCTION_INFO_V1(contcount_counter_rows);
+Datum
+contcount_counter_rows(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	OwnerScope	scope;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1];
+
+	InitMaterializedSRF(fcinfo, 0);
+	owner_begin(&scope);
+	values[0] = ObjectIdGetDatum(scope.caller);
+	owner_run(&plan,
+			  "SELECT name, mechanism, epsilon, horizon, step, ledger, started_at, steps, "
+			  "finished, owner::pg_catalog.regrole FROM contcount.counter "
+			  "WHERE contcount.counter_granted(id, $1) ORDER BY name",
+			  1, types, values, NULL, SPI_OK_SELECT);
+	return_spi_rows(fcinfo);
+	owner_end(&scope);
+	return (Datum) 0;
+}
+
+/* history(name): every release; current(name): the latest. */
+static void
+releases(FunctionCallInfo fcinfo, bool latest_only)
+{
+	static SPIPlanPtr all_plan = NULL;
+	static SPIPlanPtr latest_plan = NULL;
+	char	   *name = name_arg(fcinfo, 0);
+	OwnerScope	scope;
+	CounterRow	row;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
+
+	InitMaterializedSRF(fcinfo, 0);
+	owner_begin(&scope);
+	row = require_counter(name);
+	if (!may_read(row.id, scope.caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for counter \"%s\"", name),
+				 errhint("Its owner grants it with contcount.grant_counter().")));
+	values[0] = Int64GetDatum(row.id);
+	if (latest_only)
+		owner_run(&latest_plan,
+				  "SELECT t, noisy_count, stddev, bound, released_at FROM contcount.counter_release "
+				  "WHERE counter_id = $1 ORDER BY t DESC LIMIT 1",
+				  1, types, values, NULL, SPI_OK_SELECT);
+	else
+		owner_run(&all_plan,
+				  "SELECT t, noisy_count, stddev, bound, released_at FROM contcount.counter_release "
+				  "WHERE counter_id = $1 ORDER BY t",
+				  1, types, values, NULL, SPI_OK_SELECT);
+	return_spi_rows(fcinfo);
+	owner_end(&scope);
+}
+
+PG_FUNCTION_INFO_V1(contcount_current);
+Datum
+contcount_current(PG_FUNCTION_ARGS)
+{
+	releases(fcinfo, true);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(contcount_history);
+Datum
+contcount_history(PG_FUNCTION_ARGS)
+{
+	releases(fcinfo, false);
+	return (Datum) 0;
+}
+
+/*
+ * counter_internals(name): the exact count released so far, the committed
+ * counts not yet in a step, and the raw state with its noise.  Superusers
+ * only (the install script revokes it from PUBLIC).
+ */
+PG_FUNCTION_INFO_V1(contcount_counter_internals);
+Datum
+contcount_counter_internals(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	char	   *name = name_arg(fcinfo, 0);
+	OwnerScope	scope;
+	CounterRow	row;
+	Oid			types[1] = {INT8OID};
+	Datum		values[4];
+	bool		nulls[4] = {false};
+	bool		isnull;
+	TupleDesc	tupdesc;
+	bytea	   *blob;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	owner_begin(&scope);
+	row = require_counter(name);
+	values[0] = Int64GetDatum(row.id);
+	owner_run(&plan,
+			  "SELECT steps, state, (SELECT coalesce(sum(n), 0)::pg_catalog.int8 "
+			  "FROM contcount.counter_delta WHERE counter_id = $1) "
+			  "FROM contcount.counter WHERE id = $1",
+			  1, types, values, NULL, SPI_OK_SELECT);
+	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	blob = DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+	owner_end(&scope);
+	if (!cc_state_valid(VARDATA_ANY(blob), VARSIZE_ANY_EXHDR(blob)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the state of counter \"%s\" is damaged", name)));
+	values[1] = Int64GetDatum(cc_exact_count((cc_state *) VARDATA_ANY(blob)));
+	values[3] = PointerGetDatum(blob);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/*
+ * tick(name): close a step now, and wait until the worker has committed it.
+ * The step is closed by the worker in its own transaction, never in the
+ * caller's: a caller that rolled back would otherwise have seen a release
+ * whose noise the next step would draw again.
+ */
+PG_FUNCTION_INFO_V1(contcount_tick);
+Datum
+contcount_tick(PG_FUNCTION_ARGS)
+{
+	char	   *name = name_arg(fcinfo, 0);
+	CounterShared *cs = counter_shared();
+	OwnerScope	scope;
+	CounterRow	row;
+	CounterSlot *slot = NULL;
+	uint64		target = 0;
+	int64		steps = 0;
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), TICK_TIMEOUT_MS);
+
+	owner_begin(&scope);
+	row = require_counter(name);
+	require_owner(&scope, name, &row);
+	owner_end(&scope);
+
+	ConditionVariablePrepareToSleep(&cs->step_closed);
+	for (;;)
+	{
+		bool		done = false;
+		bool		finished = false;
+
+		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+		if (slot == NULL)
+		{
+			for (int i = 0; i < cs->nslots && slot == NULL; i++)
+				if (cs->slots[i].id == row.id)
+					slot = &cs->slots[i];
+			if (slot != NULL)
+				target = ++slot->ticks_requested;
+			else
+				cs->reload_requested = true;
+		}
+		if (slot != NULL && slot->id != row.id)
+			slot = NULL;		/* dropped meanwhile */
+		if (slot != NULL)
+		{
+			done = slot->ticks_done >= target;
+			finished = slot->finished;
+			steps = slot->steps;
+		}
+		LWLockRelease(cs->lock);
+		if (finished)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("counter \"%s\" has reached its horizon and releases no more", name)));
+		if (done)
+			break;
+		if (GetCurrentTimestamp() > deadline)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the step worker did not close a step of counter \"%s\"", name),
+					 errhint("A counter created in this transaction has no steps until it commits; "
+							 "the worker runs in database \"%s\".", contcount_database)));
+		counter_shmem_wake_worker(false);
+		ConditionVariableTimedSleep(&cs->step_closed, 200, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	PG_RETURN_INT64(steps);
+}

@@ -1,0 +1,17 @@
+/*
+ * counter.h
+ *		Named counters: fed by triggers, stepped by the worker.
+ */
+#ifndef CONTCOUNT_COUNTER_H
+#define CONTCOUNT_COUNTER_H
+
+/* The counter's id, or an error if there is no such counter. */
+extern int64 counter_id_by_name(const char *name, bool *finished);
+
+/* Buffer and write the triggers' counts with the transaction; from _PG_init. */
+extern void counter_trigger_install(void);
+
+/* The background worker that closes steps; from _PG_init. */
+extern void counter_worker_register(void);
+
+#endif							/* CONTCOUNT_COUNTER_H */

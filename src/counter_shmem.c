@@ -1,0 +1,114 @@
+/*
+ * counter_shmem.c
+ *		The counters' shared state.
+ *
+ * Locking protocol: CounterShared->lock guards every slot and the fields of
+ * CounterShared but step_closed.  The step worker is the only process that
+ * fills or changes a slot, holding the lock exclusively; it does so only
+ * after the transaction that made the change has committed, so a slot never
+ * shows state that could still be rolled back.  Other processes take the
+ * lock shared to read, and exclusively only to ask for a tick or a reload
+ * (ticks_requested, reload_requested) or, dropping a counter, to free its
+ * slot at once so that its triggers stop finding it (should the drop roll
+ * back, the reload it asks for brings the slot back).  Waiting for a step
+ * happens on step_closed, outside the lock.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/shmem.h"
+
+#include "counter_shmem.h"
+#include "settings.h"
+
+static CounterShared *shared = NULL;
+
+static Size
+shared_size(void)
+{
+	return add_size(offsetof(CounterShared, slots),
+					mul_size(contcount_max_counters, sizeof(CounterSlot)));
+}
+
+void
+counter_shmem_request(void)
+{
+	RequestAddinShmemSpace(shared_size());
+	RequestNamedLWLockTranche("contcount_counters", 1);
+}
+
+void
+counter_shmem_startup(void)
+{
+	bool		found;
+
+	shared = ShmemInitStruct("contcount counters", shared_size(), &found);
+	if (!found)
+	{
+		memset(shared, 0, shared_size());
+		shared->lock = &(GetNamedLWLockTranche("contcount_counters"))->lock;
+		ConditionVariableInit(&shared->step_closed);
+		shared->nslots = contcount_max_counters;
+	}
+}
+
+CounterShared *
+counter_shared(void)
+{
+	if (shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("contcount must be loaded through shared_preload_libraries"),
+				 errhint("Add contcount to shared_preload_libraries in postgresql.conf and restart the server.")));
+	return shared;
+}
+
+bool
+counter_shmem_find(const char *name, int64 *id, bool *finished)
+{
+	CounterShared *cs = counter_shared();
+	bool		found = false;
+
+	LWLockAcquire(cs->lock, LW_SHARED);
+	for (int i = 0; i < cs->nslots && !found; i++)
+	{
+		CounterSlot *slot = &cs->slots[i];
+
+		if (slot->id != 0 && strcmp(slot->name, name) == 0)
+		{
+			*id = slot->id;
+			*finished = slot->finished;
+			found = true;
+		}
+	}
+	LWLockRelease(cs->lock);
+	return found;
+}
+
+void
+counter_shmem_wake_worker(bool reload)
+{
+	CounterShared *cs = counter_shared();
+	Latch	   *latch;
+
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	if (reload)
+		cs->reload_requested = true;
+	latch = cs->worker_latch;
+	LWLockRelease(cs->lock);
+	if (latch)
+		SetLatch(latch);
+}
+
+void
+counter_shmem_forget(int64 id)
+{
+	CounterShared *cs = counter_shared();
+
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < cs->nslots; i++)
+		if (cs->slots[i].id == id)
+			cs->slots[i].id = 0;
+	LWLockRelease(cs->lock);
+	counter_shmem_wake_worker(true);
+}

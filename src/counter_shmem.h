@@ -1,0 +1,55 @@
+/*
+ * counter_shmem.h
+ *		The counters' shared state: a slot per counter, with its mechanism's
+ *		state as last committed, and the requests for the step worker.
+ */
+#ifndef CONTCOUNT_COUNTER_SHMEM_H
+#define CONTCOUNT_COUNTER_SHMEM_H
+
+#include "datatype/timestamp.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#include "mechanism.h"
+
+typedef struct CounterSlot
+{
+	int64		id;				/* 0: the slot is free */
+	char		name[NAMEDATALEN];
+	bool		finished;		/* a bounded counter past its horizon */
+	int64		steps;			/* steps closed and committed */
+	TimestampTz started_at;		/* step k closes at started_at + k * step */
+	int64		step_usecs;
+	uint64		ticks_requested;	/* explicit steps asked for */
+	uint64		ticks_done;		/* and closed */
+	int64		state_bytes;
+	char		state[CC_STATE_MAX_BYTES];	/* as last committed */
+} CounterSlot;
+
+typedef struct CounterShared
+{
+	LWLock	   *lock;
+	Latch	   *worker_latch;	/* NULL while no worker runs */
+	bool		reload_requested;
+	ConditionVariable step_closed;
+	int			nslots;
+	CounterSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} CounterShared;
+
+extern void counter_shmem_request(void);
+extern void counter_shmem_startup(void);
+
+/* The shared state, or an error naming shared_preload_libraries. */
+extern CounterShared *counter_shared(void);
+
+/* Look a counter up by name; false if the worker has not loaded it. */
+extern bool counter_shmem_find(const char *name, int64 *id, bool *finished);
+
+/* A counter is being dropped: free its slot, and have the worker reload. */
+extern void counter_shmem_forget(int64 id);
+
+/* Wake the worker, asking it to reload the counters if reload. */
+extern void counter_shmem_wake_worker(bool reload);
+
+#endif							/* CONTCOUNT_COUNTER_SHMEM_H */

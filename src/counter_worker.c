@@ -1,0 +1,375 @@
+/*
+ * counter_worker.c
+ *		The step worker: closes every counter's steps, on the clock and on
+ *		request, in the database named by contcount.database.
+ *
+ * Closing a step is one transaction of the worker's own, committed with
+ * synchronous_commit on: it consumes the committed counts of the step from
+ * contcount.counter_delta, pushes their sum into the mechanism (drawing the
+ * step's noise), and stores the new state and the release.  Only then is the
+ * shared slot updated.  So a release is visible, in the table or in shared
+ * memory, only once the state that produced it is durable; a crash before
+ * the commit loses only noise that nobody saw, and a crash after it keeps
+ * every node's noise as drawn.  Counts are consumed in the same transaction
+ * that records them in a step: none is lost, none counted twice.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "counter.h"
+#include "counter_shmem.h"
+#include "random.h"
+#include "settings.h"
+
+/* Reload the counters at least this often, in case a wake-up was missed. */
+#define RELOAD_INTERVAL_MS 10000
+/* And look at the clock at least this often. */
+#define MAX_SLEEP_MS 1000
+
+PGDLLEXPORT void counter_worker_main(Datum arg);
+
+void
+counter_worker_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "contcount");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "counter_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "contcount step worker");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "contcount step worker");
+	RegisterBackgroundWorker(&worker);
+}
+
+static void
+begin_work(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
+
+static void
+end_work(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+static bool
+extension_installed(void)
+{
+	return OidIsValid(get_namespace_oid("contcount", true)) &&
+		OidIsValid(get_relname_relid("counter", get_namespace_oid("contcount", true)));
+}
+
+/* Bring the slots in line with contcount.counter, as committed. */
+static void
+load_counters(CounterShared *cs)
+{
+	bool		installed;
+
+	begin_work();
+	installed = extension_installed();
+	if (installed &&
+		SPI_execute("SELECT id, name, finished, steps, started_at, "
+					"(extract(epoch FROM step) * 1000000)::pg_catalog.int8, state "
+					"FROM contcount.counter", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read contcount.counter");
+
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	cs->reload_requested = false;
+	for (int i = 0; i < cs->nslots; i++)
+	{
+		bool		present = false;
+
+		for (uint64 r = 0; installed && r < SPI_processed && !present; r++)
+		{
+			bool		isnull;
+
+			present = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+												  1, &isnull)) == cs->slots[i].id;
+		}
+		if (!present)
+			cs->slots[i].id = 0;
+	}
+	for (uint64 r = 0; installed && r < SPI_processed; r++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+		bytea	   *state;
+		CounterSlot *slot = NULL;
+		CounterSlot *free_slot = NULL;
+
+		for (int i = 0; i < cs->nslots; i++)
+		{
+			if (cs->slots[i].id == id)
+				slot = &cs->slots[i];
+			else if (cs->slots[i].id == 0 && free_slot == NULL)
+				free_slot = &cs->slots[i];
+		}
+		if (slot != NULL)
+			continue;			/* the worker keeps its slots current */
+		if (free_slot == NULL)
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("contcount: more counters than contcount.max_counters = %d; some get no steps",
+							cs->nslots)));
+			break;
+		}
+		state = DatumGetByteaPP(SPI_getbinval(tuple, desc, 7, &isnull));
+		if (!cc_state_valid(VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state)))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("contcount: the state of counter %s is damaged; it gets no steps",
+							SPI_getvalue(tuple, desc, 2))));
+			continue;
+		}
+		slot = free_slot;
+		memset(slot, 0, sizeof(*slot));
+		slot->id = id;
+		strlcpy(slot->name, SPI_getvalue(tuple, desc, 2), NAMEDATALEN);
+		slot->finished = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+		slot->steps = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+		slot->started_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
+		slot->step_usecs = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &isnull));
+		slot->state_bytes = VARSIZE_ANY_EXHDR(state);
+		memcpy(slot->state, VARDATA_ANY(state), slot->state_bytes);
+	}
+	LWLockRelease(cs->lock);
+	end_work();
+	ConditionVariableBroadcast(&cs->step_closed);
+}
+
+/*
+ * Close the next step of one counter, in a transaction of its own.  Returns
+ * false if the counter is gone or finished.
+ */
+static bool
+close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+	bool		isnull;
+	bytea	   *stored;
+	cc_state   *state;
+	int64		items = 0;
+	cc_status	status;
+	cc_release	release;
+	char		name[NAMEDATALEN];
+	/* the state, aligned for the core, and as a bytea to store */
+	static union
+	{
+		char		bytes[CC_STATE_MAX_BYTES];
+		int64		align;
+	}			state_buf;
+	static char blob[VARHDRSZ + CC_STATE_MAX_BYTES];
+
+	begin_work();
+	pgstat_report_activity(STATE_RUNNING, "closing a contcount step");
+	if (SPI_execute_with_args("SELECT name, state FROM contcount.counter "
+							  "WHERE id = $1 AND NOT finished FOR UPDATE",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read counter " INT64_FORMAT, id);
+	if (SPI_processed == 0)
+	{
+		end_work();
+		return false;
+	}
+	strlcpy(name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), NAMEDATALEN);
+	stored = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (!cc_state_valid(VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("contcount: the state of counter \"%s\" is damaged", name)));
+	/* outside SPI's memory, which the commit frees */
+	memcpy(state_buf.bytes, VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored));
+	state = (cc_state *) state_buf.bytes;
+
+	/* the counts committed before this snapshot, and only those */
+	if (SPI_execute_with_args("DELETE FROM contcount.counter_delta WHERE counter_id = $1 RETURNING n",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "could not read the counts of counter \"%s\"", name);
+	for (uint64 r = 0; r < SPI_processed; r++)
+		if (__builtin_add_overflow(items, DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
+																	  SPI_tuptable->tupdesc, 1,
+																	  &isnull)), &items))
+			elog(ERROR, "the step of counter \"%s\" overflows", name);
+
+	status = cc_push(state, items, strong_rng());
+	if (status == CC_PAST_HORIZON)
+	{
+		/* a bounded counter stops; its last counts are dropped with the deltas */
+		if (SPI_execute_with_args("UPDATE contcount.counter SET finished = true WHERE id = $1",
+								  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not finish counter \"%s\"", name);
+		end_work();
+		ereport(LOG,
+				(errmsg("contcount: counter \"%s\" has reached its horizon of " INT64_FORMAT " steps and releases no more",
+						name, cc_state_params(state)->horizon)));
+		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < cs->nslots; i++)
+			if (cs->slots[i].id == id)
+			{
+				cs->slots[i].finished = true;
+				cs->slots[i].ticks_done = ticks_seen;
+			}
+		LWLockRelease(cs->lock);
+		ConditionVariableBroadcast(&cs->step_closed);
+		return false;
+	}
+	if (status != CC_OK)
+		elog(ERROR, "contcount: counter \"%s\" cannot take its step (status %d)", name, (int) status);
+	cc_read(state, &release);
+
+	{
+		Oid			wtypes[6] = {INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BYTEAOID};
+		Datum		wargs[6];
+
+		wargs[0] = Int64GetDatum(id);
+		wargs[1] = Int64GetDatum(release.t);
+		wargs[2] = Int64GetDatum(release.noisy);
+		wargs[3] = Float8GetDatum(sqrt(release.variance));
+		wargs[4] = Float8GetDatum(release.bound);
+		memcpy(blob + VARHDRSZ, state, cc_state_bytes(state));
+		SET_VARSIZE(blob, VARHDRSZ + cc_state_bytes(state));
+		wargs[5] = PointerGetDatum(blob);
+		if (SPI_execute_with_args("WITH r AS (INSERT INTO contcount.counter_release "
+								  "(counter_id, t, noisy_count, stddev, bound, released_at) "
+								  "VALUES ($1, $2, $3, $4, $5, pg_catalog.now())) "
+								  "UPDATE contcount.counter SET steps = $2, state = $6 WHERE id = $1",
+								  6, wtypes, wargs, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not store the step of counter \"%s\"", name);
+	}
+	end_work();
+
+	/* committed and flushed: now it may be published */
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < cs->nslots; i++)
+		if (cs->slots[i].id == id)
+		{
+			cs->slots[i].steps = release.t;
+			cs->slots[i].ticks_done = ticks_seen;
+			cs->slots[i].state_bytes = cc_state_bytes(state);
+			memcpy(cs->slots[i].state, state, cc_state_bytes(state));
+		}
+	LWLockRelease(cs->lock);
+	ConditionVariableBroadcast(&cs->step_closed);
+	return true;
+}
+
+/*
+ * Close the steps that are due, by the clock or by request.  Returns how
+ * long to sleep before the next one is due, in milliseconds.
+ */
+static long
+close_due_steps(CounterShared *cs)
+{
+	long		sleep_ms = MAX_SLEEP_MS;
+
+	for (int i = 0; i < cs->nslots; i++)
+	{
+		for (;;)
+		{
+			int64		id;
+			bool		due;
+			uint64		ticks;
+			TimestampTz next;
+			TimestampTz now = GetCurrentTimestamp();
+
+			CHECK_FOR_INTERRUPTS();
+			LWLockAcquire(cs->lock, LW_SHARED);
+			id = cs->slots[i].id;
+			ticks = cs->slots[i].ticks_requested;
+			next = cs->slots[i].started_at + (cs->slots[i].steps + 1) * cs->slots[i].step_usecs;
+			due = id != 0 && !cs->slots[i].finished &&
+				(ticks > cs->slots[i].ticks_done || now >= next);
+			LWLockRelease(cs->lock);
+			if (id != 0 && !due && next > now)
+				sleep_ms = Min(sleep_ms, (long) ((next - now) / 1000) + 1);
+			if (!due || !close_step(cs, id, ticks))
+				break;
+		}
+	}
+	return sleep_ms;
+}
+
+void
+counter_worker_main(Datum arg)
+{
+	CounterShared *cs;
+	TimestampTz last_load = 0;
+
+	(void) arg;
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(contcount_database, NULL, 0);
+	/* a step is published only once its transaction is flushed */
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+
+	cs = counter_shared();
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	cs->worker_latch = MyLatch;
+	cs->reload_requested = true;
+	LWLockRelease(cs->lock);
+
+	while (!ShutdownRequestPending)
+	{
+		bool		reload;
+		long		sleep_ms;
+
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		LWLockAcquire(cs->lock, LW_SHARED);
+		reload = cs->reload_requested;
+		LWLockRelease(cs->lock);
+		if (reload || TimestampDifferenceExceeds(last_load, GetCurrentTimestamp(), RELOAD_INTERVAL_MS))
+		{
+			load_counters(cs);
+			last_load = GetCurrentTimestamp();
+		}
+		sleep_ms = close_due_steps(cs);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 sleep_ms, PG_WAIT_EXTENSION);
+	}
+
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	cs->worker_latch = NULL;
+	LWLockRelease(cs->lock);
+	proc_exit(0);
+}

@@ -1,0 +1,36 @@
+/*
+ * owner_spi.h
+ *		Working on contcount's tables as the extension's owner.
+ *
+ * Only the owner can read the ledger and counter tables.  The functions that
+ * use them check the calling role's rights themselves, then switch to the
+ * owner for the SPI work.
+ */
+#ifndef CONTCOUNT_OWNER_SPI_H
+#define CONTCOUNT_OWNER_SPI_H
+
+#include "executor/spi.h"
+
+/* The calling role, and how to return to it from the owner's rights. */
+typedef struct OwnerScope
+{
+	Oid			caller;
+	int			caller_context;
+} OwnerScope;
+
+/*
+ * Switch to the owner and connect SPI.  An error on the way is fine:
+ * aborting the (sub)transaction restores the user and closes SPI.
+ */
+extern void owner_begin(OwnerScope *scope);
+extern void owner_end(OwnerScope *scope);
+
+/*
+ * Run one statement through a plan prepared on first use and kept in *plan
+ * for the life of the backend.  nulls as SPI wants them, or NULL.  Raises an
+ * error unless SPI answers expected.
+ */
+extern void owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+					  const Datum *values, const char *nulls, int expected);
+
+#endif							/* CONTCOUNT_OWNER_SPI_H */
