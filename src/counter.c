@@ -251,7 +251,7 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 			  "DELETE FROM contcount.counter WHERE id = $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
-	counter_shmem_forget(row.id);
+	counter_shmem_forget_at_commit(row.id);
 	PG_RETURN_VOID();
 }
 

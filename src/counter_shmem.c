@@ -8,14 +8,18 @@
  * after the transaction that made the change has committed, so a slot never
  * shows state that could still be rolled back.  Other processes take the
  * lock shared to read, and exclusively only to ask for a tick or a reload
- * (ticks_requested, reload_requested) or, dropping a counter, to free its
- * slot at once so that its triggers stop finding it (should the drop roll
- * back, the reload it asks for brings the slot back).  Waiting for a step
- * happens on step_closed, outside the lock.
+ * (ticks_requested, reload_requested) or, when the drop of a counter
+ * commits, to free its slot and record its id in dropped, so that its
+ * triggers stop finding it at once and a reload that read the table before
+ * the commit does not bring it back.  Waiting for a step happens on
+ * step_closed, outside the lock.
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "utils/memutils.h"
 #include "storage/shmem.h"
 
 #include "counter_shmem.h"
@@ -100,15 +104,59 @@ counter_shmem_wake_worker(bool reload)
 		SetLatch(latch);
 }
 
-void
-counter_shmem_forget(int64 id)
+bool
+counter_shmem_dropped(CounterShared *cs, int64 id)
 {
-	CounterShared *cs = counter_shared();
+	for (size_t i = 0; i < lengthof(cs->dropped); i++)
+		if (cs->dropped[i] == id)
+			return true;
+	return false;
+}
 
-	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < cs->nslots; i++)
-		if (cs->slots[i].id == id)
-			cs->slots[i].id = 0;
-	LWLockRelease(cs->lock);
-	counter_shmem_wake_worker(true);
+/* Counters dropped by the current transaction. */
+static List *dropping = NIL;
+static bool callback_registered = false;
+
+static void
+forget_dropped(XactEvent event, void *arg)
+{
+	(void) arg;
+	if (event == XACT_EVENT_COMMIT && dropping != NIL)
+	{
+		CounterShared *cs = counter_shared();
+		ListCell   *lc;
+
+		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+		foreach(lc, dropping)
+		{
+			int64		id = *(int64 *) lfirst(lc);
+
+			for (int i = 0; i < cs->nslots; i++)
+				if (cs->slots[i].id == id)
+					cs->slots[i].id = 0;
+			cs->dropped[cs->next_dropped] = id;
+			cs->next_dropped = (cs->next_dropped + 1) % lengthof(cs->dropped);
+		}
+		LWLockRelease(cs->lock);
+		ConditionVariableBroadcast(&cs->step_closed);
+	}
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		dropping = NIL;			/* its memory goes with the transaction */
+}
+
+void
+counter_shmem_forget_at_commit(int64 id)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	int64	   *copy = palloc(sizeof(int64));
+
+	*copy = id;
+	dropping = lappend(dropping, copy);
+	MemoryContextSwitchTo(old);
+	if (!callback_registered)
+	{
+		RegisterXactCallback(forget_dropped, NULL);
+		callback_registered = true;
+	}
 }

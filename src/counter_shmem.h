@@ -33,6 +33,8 @@ typedef struct CounterShared
 	Latch	   *worker_latch;	/* NULL while no worker runs */
 	bool		reload_requested;
 	ConditionVariable step_closed;
+	int64		dropped[64];	/* recently dropped counters, never to reload */
+	int			next_dropped;
 	int			nslots;
 	CounterSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } CounterShared;
@@ -46,8 +48,11 @@ extern CounterShared *counter_shared(void);
 /* Look a counter up by name; false if the worker has not loaded it. */
 extern bool counter_shmem_find(const char *name, int64 *id, bool *finished);
 
-/* A counter is being dropped: free its slot, and have the worker reload. */
-extern void counter_shmem_forget(int64 id);
+/* Once this transaction commits, free the counter's slot for good. */
+extern void counter_shmem_forget_at_commit(int64 id);
+
+/* Was the counter dropped (so a reload must not bring it back)? Lock held. */
+extern bool counter_shmem_dropped(CounterShared *cs, int64 id);
 
 /* Wake the worker, asking it to reload the counters if reload. */
 extern void counter_shmem_wake_worker(bool reload);

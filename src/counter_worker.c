@@ -135,8 +135,8 @@ load_counters(CounterShared *cs)
 			else if (cs->slots[i].id == 0 && free_slot == NULL)
 				free_slot = &cs->slots[i];
 		}
-		if (slot != NULL)
-			continue;			/* the worker keeps its slots current */
+		if (slot != NULL || counter_shmem_dropped(cs, id))
+			continue;			/* current already, or dropped since we read */
 		if (free_slot == NULL)
 		{
 			ereport(WARNING,
