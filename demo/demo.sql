@@ -1,24 +1,49 @@
 -- contcount demo: private running counts of sign-ups, five mechanisms side by side.
 \pset footer off
 \echo
-\echo '== An application records sign-ups as they happen (real inserts).'
+\echo '== The DBA gives the growth team a budget of epsilon = 16, and makes it the ledger the'
+\echo '   analyst role spends: a superuser-only setting the analyst cannot change.'
 CREATE EXTENSION contcount;
+SELECT contcount.create_ledger('growth', 16);
+CREATE ROLE analyst LOGIN;
+ALTER ROLE analyst SET contcount.ledger = 'growth';
+SET contcount.ledger = 'growth';
+SELECT * FROM contcount.ledgers;
+
+\echo
+\echo '== A live counter of sign-ups (epsilon = 1 for all 60 daily steps, charged once), fed by a'
+\echo '   trigger on the table the application already writes to.'
 CREATE TABLE signups (id bigserial PRIMARY KEY, country text NOT NULL, at timestamptz NOT NULL);
--- 60 days of sign-ups, busier on weekdays, in three countries.
-INSERT INTO signups (country, at)
-SELECT (ARRAY['fr', 'nz', 'usa'])[1 + (d * 7 + k) % 3],
-       timestamptz '2026-09-01' + d * interval '1 day' + k * interval '7 minutes'
-FROM generate_series(0, 59) d,
-     LATERAL generate_series(1, 20 + (d * 37) % 11 + CASE WHEN extract(isodow FROM date '2026-09-01' + d) < 6 THEN 15 ELSE 0 END) k;
+SELECT contcount.create_counter('signups', epsilon => 1, horizon => 60, step => '1 day');
+CREATE TRIGGER signups_count AFTER INSERT ON signups
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('signups');
+SELECT contcount.grant_counter('signups', 'analyst');
+
+\echo
+\echo '== The application records 60 days of sign-ups (real inserts, busier on weekdays, three'
+\echo '   countries); at the end of each day a step closes (tick() here stands in for the clock).'
+DO $$
+BEGIN
+    FOR d IN 0..59 LOOP
+        INSERT INTO signups (country, at)
+        SELECT (ARRAY['fr', 'nz', 'usa'])[1 + (d * 7 + k) % 3],
+               timestamptz '2026-09-01' + d * interval '1 day' + k * interval '7 minutes'
+        FROM generate_series(1, 20 + (d * 37) % 11
+                                + CASE WHEN extract(isodow FROM date '2026-09-01' + d) < 6 THEN 15 ELSE 0 END) k;
+        COMMIT;
+        PERFORM contcount.tick('signups');
+    END LOOP;
+END $$;
 SELECT count(*) AS signups, min(at)::date AS first_day, max(at)::date AS last_day FROM signups;
 
 \echo
-\echo '== The DBA gives the growth team a budget of epsilon = 14, and makes it the ledger the'
-\echo '   analyst role spends: a superuser-only setting the analyst cannot change.'
-SELECT contcount.create_ledger('growth', 14);
-CREATE ROLE analyst LOGIN;
-ALTER ROLE analyst SET contcount.ledger = 'growth';
-SELECT * FROM contcount.ledgers;
+\echo '== What the counter released, step by step (exact shown here only to compare):'
+WITH per_day AS (SELECT (at::date - date '2026-09-01') + 1 AS t, count(*) AS n FROM signups GROUP BY 1),
+     exact AS (SELECT t, sum(n) OVER (ORDER BY t) AS exact FROM per_day)
+SELECT h.t AS day, h.noisy_count, e.exact, round(h.stddev::numeric, 1) AS stddev,
+       round(h.bound::numeric, 1) AS bound_95
+FROM contcount.history('signups') h JOIN exact e USING (t)
+WHERE h.t IN (1, 2, 3, 7, 14, 30, 45, 60) ORDER BY h.t;
 
 \echo
 \echo '== Sign-ups per day, every day present (a missing day would be a step lost).'
@@ -33,6 +58,7 @@ SELECT * FROM daily LIMIT 3;
 \echo
 \echo '== From here on, the analyst: every release is charged to the ledger "growth".'
 \c - analyst
+SELECT * FROM contcount.current('signups');
 
 \echo
 \echo '== The running count released every day at epsilon = 1 by each mechanism (horizon 60 days).'
@@ -89,7 +115,7 @@ SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 1,
 SELECT * FROM contcount.ledgers;
 \echo
 \echo '== So the next release that would overspend it is refused (SQLSTATE ZB001), nothing released:'
-SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 3);
+SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 4);
 \set ON_ERROR_STOP 1
 
 \echo
