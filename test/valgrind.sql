@@ -1,0 +1,21 @@
+-- Run in a single-user backend under valgrind by test/run: every path of
+-- contcount that runs in a backend (shared memory, ledger store, trigger,
+-- pending counts, releases) but the step worker, which single-user mode
+-- does not start.
+CREATE EXTENSION contcount;
+SELECT contcount.create_ledger('vg', 100);
+SET contcount.ledger = 'vg';
+SELECT contcount.create_counter('c', 1, horizon => 1000, step => '1 day');
+CREATE TABLE t (i int);
+CREATE TRIGGER tc AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('c');
+CREATE TABLE s (i int);
+CREATE TRIGGER sc AFTER INSERT ON s REFERENCING NEW TABLE AS n FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('c');
+INSERT INTO t SELECT generate_series(1, 100);
+INSERT INTO s SELECT generate_series(1, 100);
+SELECT * FROM contcount.counter_internals('c');
+SELECT count(*) FROM contcount.running_counts(ARRAY(SELECT generate_series(1,300)::bigint), 0.5, mechanism => 'hybrid');
+SELECT contcount.noisy_count(0.5) FROM t;
+SELECT count(r) FROM (SELECT contcount.running_count(i, 0.5, 1000) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) r FROM t) x;
+SELECT * FROM contcount.ledgers;
+SELECT count(*) FROM contcount.charges;
+SELECT contcount.drop_counter('c');
