@@ -107,6 +107,18 @@ name_arg(FunctionCallInfo fcinfo, int argno)
 	return name;
 }
 
+/* Counters exist only in the step worker's database. */
+static void
+require_counter_database(void)
+{
+	counter_shared();
+	if (strcmp(get_database_name(MyDatabaseId), contcount_database) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("counters live in database \"%s\"", contcount_database),
+				 errhint("The setting contcount.database names the database whose counters the step worker closes.")));
+}
+
 int64
 counter_id_by_name(const char *name, bool *finished)
 {
@@ -114,6 +126,7 @@ counter_id_by_name(const char *name, bool *finished)
 	CounterRow	row;
 	int64		id;
 
+	require_counter_database();
 	if (counter_shmem_find(name, &id, finished))
 		return id;
 	/* not loaded by the worker yet: created in this transaction, say */
@@ -170,12 +183,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	char		nulls[12];
 	bytea	   *blob;
 
-	counter_shared();
-	if (strcmp(get_database_name(MyDatabaseId), contcount_database) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("counters live in database \"%s\"", contcount_database),
-				 errhint("The setting contcount.database names the database whose counters the step worker closes.")));
+	require_counter_database();
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -189,6 +197,14 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("counter \"%s\" already exists", name)));
+	if (SPI_execute("SELECT 1 FROM contcount.counter", true, contcount_max_counters) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the counters");
+	if (SPI_processed >= (uint64) contcount_max_counters)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server already holds contcount.max_counters = %d counters",
+						contcount_max_counters),
+				 errhint("Drop a counter, or raise contcount.max_counters and restart the server.")));
 	owner_end(&scope);
 
 	/* the whole continual release is paid for now, once */

@@ -142,5 +142,7 @@ $node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
 $node->restart;
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT contcount.noisy_count(0.1) FROM events');
 like($err, qr/must be loaded through shared_preload_libraries/, 'not preloaded: a clear error');
+($ret, $out, $err) = $node->psql('postgres', "SELECT contcount.create_counter('c', 1, horizon => 10)");
+like($err, qr/must be loaded through shared_preload_libraries/, 'for counters too');
 
 done_testing();

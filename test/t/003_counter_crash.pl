@@ -16,6 +16,7 @@ shared_preload_libraries = 'contcount'
 contcount.database = 'postgres'
 restart_after_crash = on
 max_connections = 20
+contcount.max_counters = 3
 });
 $node->start;
 $node->safe_psql('postgres', q{
@@ -158,6 +159,22 @@ wait_for_worker();
 is(history('events'), $before, 'a clean restart keeps every release');
 is(state('events'), $state, 'and the state');
 is(all_counted(), 't', 'and every count');
+
+# the setting caps the number of counters
+$node->safe_psql('postgres', "SELECT contcount.create_counter('third', 1, horizon => 10)");
+my ($ret, $out, $err) = $node->psql('postgres', "SELECT contcount.create_counter('fourth', 1, horizon => 10)");
+like($err, qr/already holds contcount.max_counters = 3 counters/, 'a full server refuses a counter, saying why');
+
+# counters live in contcount.database only: a trigger elsewhere refuses
+# inserts rather than count them where no step will ever take them
+$node->safe_psql('postgres', 'CREATE DATABASE elsewhere');
+$node->safe_psql('elsewhere', q{
+    CREATE EXTENSION contcount;
+    CREATE TABLE e (i int);
+    CREATE TRIGGER c AFTER INSERT ON e FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('events');
+});
+($ret, $out, $err) = $node->psql('elsewhere', 'INSERT INTO e VALUES (1)');
+like($err, qr/counters live in database "postgres"/, 'a trigger outside contcount.database refuses');
 
 # the clock closes steps by itself
 my $steps = $node->safe_psql('postgres', "SELECT steps FROM contcount.counters WHERE name = 'open'");
