@@ -5,7 +5,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use ContcountTest;
 
 my $node = PostgreSQL::Test::Cluster->new('primary');
 $node->init(allows_streaming => 1);
@@ -33,29 +33,10 @@ sub release
 		stdout => \my $out, stderr => \my $err);
 }
 
-# kill -9 of the postmaster: its children notice and exit on their own;
-# start again once every process of the old server is gone.
-sub kill9_postmaster_and_start
-{
-	my @pids = split /\n/,
-	  $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
-	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
-	$node->kill9;
-	for my $pid ($postmaster, @pids)
-	{
-		for (1 .. 300)
-		{
-			last unless kill(0, $pid);
-			usleep(100_000);
-		}
-	}
-	$node->start;
-}
-
 # Every release returned before kill -9 of the postmaster is charged.
 is(release('0.25'), 0, 'a release');
 is(release('0.25'), 0, 'another release');
-kill9_postmaster_and_start();
+kill9_postmaster_and_start($node);
 is(spent(), '0.5', 'both charges survive kill -9 of the postmaster');
 
 # kill -9 of a backend right after its release: the server restarts its

@@ -7,6 +7,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use ContcountTest;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('counters');
@@ -84,22 +85,6 @@ sub start_load
 		'>', \$out, '2>', \$err);
 }
 
-sub kill9_postmaster_and_start
-{
-	my @pids = split /\n/, $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
-	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
-	$node->kill9;
-	for my $pid ($postmaster, @pids)
-	{
-		for (1 .. 300)
-		{
-			last unless kill(0, $pid);
-			usleep(100_000);
-		}
-	}
-	$node->start;
-}
-
 # the step worker must be back before ticks work again
 sub wait_for_worker
 {
@@ -124,7 +109,7 @@ for my $round (1 .. 3)
 		"round $round: with inserts going on");
 
 	# kill -9 the postmaster while the inserts go on
-	kill9_postmaster_and_start();
+	kill9_postmaster_and_start($node);
 	$load->finish;
 	wait_for_worker();
 
