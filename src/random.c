@@ -14,7 +14,7 @@
 
 #include "random.h"
 
-#define BATCH_WORDS 256
+#define BATCH_WORDS 4096
 
 static uint64 batch[BATCH_WORDS];
 static int	batch_next = BATCH_WORDS;

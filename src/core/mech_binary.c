@@ -92,6 +92,7 @@ binary_terms(const cc_state *state, cc_term *terms)
 {
 	terms[0].count = __builtin_popcountll((unsigned long long) state->t);
 	terms[0].scale = state->scale;
+	terms[0].variance = state->scale_variance;
 	return 1;
 }
 

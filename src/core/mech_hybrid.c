@@ -22,6 +22,7 @@ typedef struct hybrid_part
 	int64_t		pending;		/* exact sum of the items since then */
 	int64_t		k;				/* the latest power of two is 2^k */
 	cc_scale	tree_scale;		/* Laplace(2k/epsilon) */
+	double		tree_variance;	/* of one draw of that scale */
 	cc_tree		tree;			/* over (2^k, 2^(k+1)); must stay last */
 } hybrid_part;
 
@@ -66,7 +67,10 @@ hybrid_push(cc_state *state, int64_t x, cc_rng *rng)
 		part->pending = 0;
 		part->k = k;
 		if (k > 0)
+		{
 			part->tree_scale = cc_state_scale(state, 2 * (uint64_t) k);
+			part->tree_variance = cc_dlap_variance(part->tree_scale);
+		}
 		cc_tree_init(&part->tree, k);
 		state->noisy = part->log_noisy;
 		return CC_OK;
@@ -87,10 +91,12 @@ hybrid_terms(const cc_state *state, cc_term *terms)
 
 	terms[0].count = part->k + 1;
 	terms[0].scale = state->scale;
+	terms[0].variance = state->scale_variance;
 	if (part->tree.t == 0)
 		return 1;
 	terms[1].count = __builtin_popcountll((unsigned long long) part->tree.t);
 	terms[1].scale = part->tree_scale;
+	terms[1].variance = part->tree_variance;
 	return 2;
 }
 

@@ -37,6 +37,7 @@ simple_i_terms(const cc_state *state, cc_term *terms)
 {
 	terms[0].count = 1;
 	terms[0].scale = state->scale;
+	terms[0].variance = state->scale_variance;
 	return 1;
 }
 
@@ -54,6 +55,7 @@ simple_ii_terms(const cc_state *state, cc_term *terms)
 {
 	terms[0].count = state->t;
 	terms[0].scale = state->scale;
+	terms[0].variance = state->scale_variance;
 	return 1;
 }
 

@@ -56,6 +56,7 @@ two_level_terms(const cc_state *state, cc_term *terms)
 
 	terms[0].count = state->t / block + state->t % block;
 	terms[0].scale = state->scale;
+	terms[0].variance = state->scale_variance;
 	return 1;
 }
 

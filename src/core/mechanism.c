@@ -152,6 +152,9 @@ cc_state_init(cc_state *state, const cc_params *params)
 	state->size = (int64_t) cc_state_size(params);
 	state->params = *params;
 	state->scale = cc_state_scale(state, ops->main_multiplier(params));
+	state->scale_variance = cc_dlap_variance(state->scale);
+	if (params->has_horizon)
+		state->log_term = log(2.0 * (double) params->horizon / params->beta);
 	if (ops->init)
 		ops->init(state);
 }
@@ -224,7 +227,7 @@ log_two_over_delta(const cc_state *state)
 	double		t = (double) state->t;
 
 	if (p->has_horizon)
-		return log(2.0 * (double) p->horizon / p->beta);
+		return state->log_term;
 	return log(PI_SQUARED * t * t / (3.0 * p->beta));
 }
 
@@ -252,7 +255,7 @@ cc_read(const cc_state *state, cc_release *release)
 
 		if (terms[i].count == 0)
 			continue;
-		release->variance += (double) terms[i].count * cc_dlap_variance(terms[i].scale);
+		release->variance += (double) terms[i].count * terms[i].variance;
 		sum_b2 += (double) terms[i].count * b * b;
 		if (b > b_max)
 			b_max = b;

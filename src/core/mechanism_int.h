@@ -21,6 +21,8 @@ struct cc_state
 	int64_t		exact;			/* exact running count */
 	int64_t		noisy;			/* release at step t */
 	cc_scale	scale;			/* the mechanism's main noise scale */
+	double		scale_variance; /* of one draw of that scale, kept for reads */
+	double		log_term;		/* ln(2/delta) for a declared horizon */
 };
 
 #define cc_state_part(state) ((void *) ((state) + 1))
@@ -30,6 +32,7 @@ typedef struct cc_term
 {
 	int64_t		count;
 	cc_scale	scale;
+	double		variance;		/* of one draw: cc_dlap_variance(scale) */
 } cc_term;
 
 #define CC_MAX_TERMS 2

@@ -14,18 +14,30 @@
 uint64_t
 cc_uniform_below(cc_rng *rng, uint64_t n)
 {
-	/* 2^64 mod n: words below it would make the small residues likelier */
-	uint64_t	threshold = (0 - n) % n;
+	/*
+	 * Lemire's method: the high word of r * n is uniform on [0, n) once the
+	 * products whose low word falls below 2^64 mod n are rejected.  The
+	 * division that computes that threshold is needed only when the low word
+	 * is small, which is rare.
+	 */
+	unsigned __int128 m;
+	uint64_t	low;
 
 	if (n == 1)
 		return 0;
-	for (;;)
+	m = (unsigned __int128) rng->next64(rng->ctx) * n;
+	low = (uint64_t) m;
+	if (low < n)
 	{
-		uint64_t	r = rng->next64(rng->ctx);
+		uint64_t	threshold = (0 - n) % n;	/* 2^64 mod n */
 
-		if (r >= threshold)
-			return r % n;
+		while (low < threshold)
+		{
+			m = (unsigned __int128) rng->next64(rng->ctx) * n;
+			low = (uint64_t) m;
+		}
 	}
+	return (uint64_t) (m >> 64);
 }
 
 /* Bernoulli(a / b) for a <= b. */
