@@ -1,0 +1,38 @@
+# Figures of the accuracy report.  Call with -e "dir='...'" naming the
+# directory that holds the CSV files and gets the PNG files.
+set datafile separator ','
+set terminal pngcairo size 1000,600 font 'DejaVu Sans,11'
+set key outside right top
+set grid
+set xlabel 't (step)'
+set ylabel 'mean |noisy - exact| over the trials'
+set logscale y
+
+do for [T in "1000 10000"] {
+    set output sprintf('%s/error_T%s.png', dir, T)
+    set title sprintf('Absolute error at every step, T = %s, epsilon = 1', T)
+    plot sprintf('%s/errors_T%s.csv', dir, T) using 1:2 with lines lw 1.5 title 'simple I', \
+         '' using 1:3 with lines lw 1.5 title 'simple II', \
+         '' using 1:8 with lines lw 1.5 title 'two-level, B = ceil(sqrt T)', \
+         '' using 1:9 with lines lw 2 title 'binary', \
+         '' using 1:10 with lines lw 1.5 title 'hybrid'
+}
+
+set output sprintf('%s/block_sweep.png', dir)
+set title 'Two-level mechanism: block size sweep, T = 10000, epsilon = 1'
+plot sprintf('%s/errors_T10000.csv', dir) using 1:4 with lines title 'B = 10', \
+     '' using 1:5 with lines title 'B = 25', \
+     '' using 1:6 with lines title 'B = 50', \
+     '' using 1:7 with lines title 'B = 100', \
+     '' using 1:8 with lines lw 2 title 'B = 100 = ceil(sqrt T)', \
+     '' using 1:9 with lines lw 2 dt 2 title 'binary, for reference'
+
+unset logscale y
+set output sprintf('%s/demo_band.png', dir)
+set title 'Sign-ups of the demo: binary mechanism, epsilon = 1, with error bars'
+set xlabel 'day'
+set ylabel 'running count'
+plot sprintf('%s/demo_band.csv', dir) using 1:($4-$6):($4+$6) with filledcurves fc rgb '#dde6f5' title 'bound (all days at once, 95%)', \
+     '' using 1:($4-2*$5):($4+2*$5) with filledcurves fc rgb '#9fb7e0' title '+/- 2 stddev', \
+     '' using 1:4 with linespoints pt 7 ps 0.6 lc rgb '#1f4e9c' title 'noisy running count', \
+     '' using 1:3 with lines lw 2 lc rgb '#c0392b' title 'exact (not released)'
