@@ -43,7 +43,10 @@ strong_next64(void *ctx)
 cc_rng *
 strong_rng(void)
 {
-	static cc_rng rng = {strong_next64, NULL};
+	static cc_rng rng = {.next64 = strong_next64};
 
+	/* spare bits, like the batch, belong to the process that drew them */
+	if (batch_pid != MyProcPid)
+		rng.nbits = 0;
 	return &rng;
 }

@@ -11,6 +11,22 @@
 
 #include <math.h>
 
+bool
+cc_random_bit(cc_rng *rng)
+{
+	bool		bit;
+
+	if (rng->nbits == 0)
+	{
+		rng->bits = rng->next64(rng->ctx);
+		rng->nbits = 64;
+	}
+	bit = (rng->bits & 1) != 0;
+	rng->bits >>= 1;
+	rng->nbits--;
+	return bit;
+}
+
 uint64_t
 cc_uniform_below(cc_rng *rng, uint64_t n)
 {
@@ -40,10 +56,12 @@ cc_uniform_below(cc_rng *rng, uint64_t n)
 	return (uint64_t) (m >> 64);
 }
 
-/* Bernoulli(a / b) for a <= b. */
+/* Bernoulli(a / b) for a <= b.  Bernoulli(1/2), the commonest, takes a bit. */
 static bool
 bernoulli_frac(cc_rng *rng, uint64_t a, uint64_t b)
 {
+	if (b == 2 && a == 1)
+		return cc_random_bit(rng);
 	return cc_uniform_below(rng, b) < a;
 }
 
@@ -96,7 +114,7 @@ cc_discrete_laplace(cc_rng *rng, cc_scale b)
 		while (bernoulli_exp_at_most_one(rng, 1, 1))
 			v++;
 		magnitude = ((unsigned __int128) t * v + u) / s;
-		negative = cc_uniform_below(rng, 2) == 1;
+		negative = cc_random_bit(rng);
 		if (negative && magnitude == 0)
 			continue;			/* zero would otherwise be twice as likely */
 

@@ -23,6 +23,9 @@ typedef struct cc_rng
 {
 	uint64_t	(*next64) (void *ctx);
 	void	   *ctx;
+	/* unused bits of the last word taken for single bits; start at zero */
+	uint64_t	bits;
+	int			nbits;
 } cc_rng;
 
 /* A noise scale b = num / den, kept exact; both are at least 1. */
@@ -31,6 +34,9 @@ typedef struct cc_scale
 	uint64_t	num;
 	uint64_t	den;
 } cc_scale;
+
+/* One uniform random bit: a 64-bit word serves 64 of them. */
+extern bool cc_random_bit(cc_rng *rng);
 
 /* Uniform integer in [0, n), n >= 1, by rejection (no modulo bias). */
 extern uint64_t cc_uniform_below(cc_rng *rng, uint64_t n);

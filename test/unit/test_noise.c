@@ -53,6 +53,25 @@ test_uniform(void)
 	CHECK(fabs(low - N / 2.0) < UNIT_Z * sqrt(N / 4.0), "low half %ld of %d", low, N);
 
 	CHECK(cc_uniform_below(&r.rng, 1) == 0, "n = 1");
+
+	/* single bits: as many ones as zeros, and no pattern across words' ends */
+	{
+		long		ones = 0;
+		long		pairs_equal = 0;
+		bool		previous = false;
+
+		for (long i = 0; i < N; i++)
+		{
+			bool		bit = cc_random_bit(&r.rng);
+
+			ones += bit;
+			pairs_equal += i > 0 && bit == previous;
+			previous = bit;
+		}
+		CHECK(fabs(ones - N / 2.0) < UNIT_Z * sqrt(N / 4.0), "%ld ones in %d bits", ones, N);
+		CHECK(fabs(pairs_equal - (N - 1) / 2.0) < UNIT_Z * sqrt(N / 4.0),
+			  "%ld equal neighbours in %d bits", pairs_equal, N);
+	}
 }
 
 static void
