@@ -48,6 +48,8 @@ seeded_rng_init(seeded_rng *r, uint64_t seed)
 		r->s[i] = splitmix64(&seed);
 	r->rng.next64 = xoshiro_next;
 	r->rng.ctx = r->s;
+	r->rng.bits = 0;
+	r->rng.nbits = 0;
 }
 
 double
