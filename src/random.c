@@ -4,8 +4,8 @@
  *
  * Words are read in batches to spread the cost of each call.  The batch is
  * tied to the process that read it: a forked child must never reuse its
- * parent's words, or two processes would draw the same noise.  Each word is
- * wiped once handed out.  A failure of the strong source is an error; there
+ * parent's words, or two processes would draw the same noise.  Each batch
+ * overwrites the last.  A failure of the strong source is an error; there
  * is no fallback, and setseed()/random() have no part in it.
  */
 #include "postgres.h"
@@ -17,36 +17,31 @@
 #define BATCH_WORDS 4096
 
 static uint64 batch[BATCH_WORDS];
-static int	batch_next = BATCH_WORDS;
 static int	batch_pid = 0;
 
-static uint64_t
-strong_next64(void *ctx)
+static void
+refill(cc_rng *rng)
 {
-	uint64		word;
-
-	(void) ctx;
-	if (batch_next >= BATCH_WORDS || batch_pid != MyProcPid)
-	{
-		if (!pg_strong_random(batch, sizeof(batch)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("could not generate secure random numbers for noise")));
-		batch_next = 0;
-		batch_pid = MyProcPid;
-	}
-	word = batch[batch_next];
-	batch[batch_next++] = 0;
-	return word;
+	if (!pg_strong_random(batch, sizeof(batch)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate secure random numbers for noise")));
+	batch_pid = MyProcPid;
+	rng->words = batch;
+	rng->next = 0;
+	rng->count = BATCH_WORDS;
 }
 
 cc_rng *
 strong_rng(void)
 {
-	static cc_rng rng = {.next64 = strong_next64};
+	static cc_rng rng = {.refill = refill};
 
-	/* spare bits, like the batch, belong to the process that drew them */
+	/* words and spare bits belong to the process that drew them */
 	if (batch_pid != MyProcPid)
+	{
+		rng.next = rng.count = 0;
 		rng.nbits = 0;
+	}
 	return &rng;
 }

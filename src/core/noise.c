@@ -18,7 +18,7 @@ cc_random_bit(cc_rng *rng)
 
 	if (rng->nbits == 0)
 	{
-		rng->bits = rng->next64(rng->ctx);
+		rng->bits = cc_next_word(rng);
 		rng->nbits = 64;
 	}
 	bit = (rng->bits & 1) != 0;
@@ -41,7 +41,7 @@ cc_uniform_below(cc_rng *rng, uint64_t n)
 
 	if (n == 1)
 		return 0;
-	m = (unsigned __int128) rng->next64(rng->ctx) * n;
+	m = (unsigned __int128) cc_next_word(rng) * n;
 	low = (uint64_t) m;
 	if (low < n)
 	{
@@ -49,7 +49,7 @@ cc_uniform_below(cc_rng *rng, uint64_t n)
 
 		while (low < threshold)
 		{
-			m = (unsigned __int128) rng->next64(rng->ctx) * n;
+			m = (unsigned __int128) cc_next_word(rng) * n;
 			low = (uint64_t) m;
 		}
 	}

@@ -14,19 +14,32 @@
 #include <stdint.h>
 
 /*
- * A source of uniformly random 64-bit words.  next64 must either return a
- * word or not return at all: the server's source raises an error when the
- * strong random source fails, so the core never sees a failure and never
- * falls back to weaker bits.
+ * A source of uniformly random 64-bit words, read from a buffer that refill
+ * fills: words[next] up to words[count - 1] are unused.  refill must either
+ * fill it (next = 0, count > 0) or not return at all: the server's source
+ * raises an error when the strong random source fails, so the core never
+ * sees a failure and never falls back to weaker bits.  The words are read
+ * inline, so that a draw costs no call per word.
  */
 typedef struct cc_rng
 {
-	uint64_t	(*next64) (void *ctx);
+	uint64_t   *words;
+	int			next;
+	int			count;
+	void		(*refill) (struct cc_rng *rng);
 	void	   *ctx;
 	/* unused bits of the last word taken for single bits; start at zero */
 	uint64_t	bits;
 	int			nbits;
 } cc_rng;
+
+static inline uint64_t
+cc_next_word(cc_rng *rng)
+{
+	if (rng->next >= rng->count)
+		rng->refill(rng);
+	return rng->words[rng->next++];
+}
 
 /* A noise scale b = num / den, kept exact; both are at least 1. */
 typedef struct cc_scale

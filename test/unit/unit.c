@@ -26,9 +26,8 @@ rotl(uint64_t x, int k)
 }
 
 static uint64_t
-xoshiro_next(void *ctx)
+xoshiro_next(uint64_t *s)
 {
-	uint64_t   *s = ctx;
 	uint64_t	result = rotl(s[1] * 5, 7) * 9;
 	uint64_t	t = s[1] << 17;
 
@@ -41,15 +40,26 @@ xoshiro_next(void *ctx)
 	return result;
 }
 
+static void
+xoshiro_refill(cc_rng *rng)
+{
+	seeded_rng *r = rng->ctx;
+
+	for (int i = 0; i < 8; i++)
+		r->buffer[i] = xoshiro_next(r->s);
+	rng->next = 0;
+	rng->count = 8;
+}
+
 void
 seeded_rng_init(seeded_rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
 		r->s[i] = splitmix64(&seed);
-	r->rng.next64 = xoshiro_next;
-	r->rng.ctx = r->s;
-	r->rng.bits = 0;
-	r->rng.nbits = 0;
+	r->rng = (cc_rng)
+	{
+		.words = r->buffer,.refill = xoshiro_refill,.ctx = r
+	};
 }
 
 double

@@ -35,6 +35,7 @@ extern int	unit_failed;
 typedef struct seeded_rng
 {
 	uint64_t	s[4];
+	uint64_t	buffer[8];
 	cc_rng		rng;
 } seeded_rng;
 
