@@ -49,34 +49,29 @@ CREATE TABLE mean_errors AS
 SELECT label, horizon, t, avg(abs(err)) AS mae, max(stddev) AS stddev
 FROM errors GROUP BY label, horizon, t;
 
+-- one column a mechanism (horizon last, so gnuplot's columns 1 to 10 are t and the errors)
+CREATE VIEW error_columns AS
+SELECT t,
+       max(mae) FILTER (WHERE label = 'simple_i') AS simple_i,
+       max(mae) FILTER (WHERE label = 'simple_ii') AS simple_ii,
+       max(mae) FILTER (WHERE label = 'two_level B=10') AS two_level_10,
+       max(mae) FILTER (WHERE label = 'two_level B=25') AS two_level_25,
+       max(mae) FILTER (WHERE label = 'two_level B=50') AS two_level_50,
+       max(mae) FILTER (WHERE label = 'two_level B=100') AS two_level_100,
+       max(mae) FILTER (WHERE label = 'two_level B=sqrt(T)') AS two_level_sqrt,
+       max(mae) FILTER (WHERE label = 'binary') AS binary,
+       max(mae) FILTER (WHERE label = 'hybrid') AS hybrid,
+       horizon
+FROM mean_errors GROUP BY horizon, t;
+
 \pset format unaligned
 \pset fieldsep ','
 \pset tuples_only off
 \pset footer off
 \o :out/errors_T1000.csv
-SELECT t,
-       max(mae) FILTER (WHERE label = 'simple_i') AS simple_i,
-       max(mae) FILTER (WHERE label = 'simple_ii') AS simple_ii,
-       max(mae) FILTER (WHERE label = 'two_level B=10') AS two_level_10,
-       max(mae) FILTER (WHERE label = 'two_level B=25') AS two_level_25,
-       max(mae) FILTER (WHERE label = 'two_level B=50') AS two_level_50,
-       max(mae) FILTER (WHERE label = 'two_level B=100') AS two_level_100,
-       max(mae) FILTER (WHERE label = 'two_level B=sqrt(T)') AS two_level_sqrt,
-       max(mae) FILTER (WHERE label = 'binary') AS binary,
-       max(mae) FILTER (WHERE label = 'hybrid') AS hybrid
-FROM mean_errors WHERE horizon = 1000 GROUP BY t ORDER BY t;
+SELECT * FROM error_columns WHERE horizon = 1000 ORDER BY t;
 \o :out/errors_T10000.csv
-SELECT t,
-       max(mae) FILTER (WHERE label = 'simple_i') AS simple_i,
-       max(mae) FILTER (WHERE label = 'simple_ii') AS simple_ii,
-       max(mae) FILTER (WHERE label = 'two_level B=10') AS two_level_10,
-       max(mae) FILTER (WHERE label = 'two_level B=25') AS two_level_25,
-       max(mae) FILTER (WHERE label = 'two_level B=50') AS two_level_50,
-       max(mae) FILTER (WHERE label = 'two_level B=100') AS two_level_100,
-       max(mae) FILTER (WHERE label = 'two_level B=sqrt(T)') AS two_level_sqrt,
-       max(mae) FILTER (WHERE label = 'binary') AS binary,
-       max(mae) FILTER (WHERE label = 'hybrid') AS hybrid
-FROM mean_errors WHERE horizon = 10000 GROUP BY t ORDER BY t;
+SELECT * FROM error_columns WHERE horizon = 10000 ORDER BY t;
 \o
 
 -- Tables for results.md (markdown).
