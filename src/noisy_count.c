@@ -14,11 +14,11 @@
  */
 #include "postgres.h"
 
+#include "executor/executor.h"
 #include "nodes/execnodes.h"
 #include "nodes/plannodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
-#include "executor/executor.h"
 #include "utils/builtins.h"
 
 #include "ledger.h"
