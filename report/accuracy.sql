@@ -91,19 +91,12 @@ GROUP BY label, ord ORDER BY ord;
 -- (mean errors smoothed over T/10 steps; two-level at B = sqrt(T) only;
 -- stretches shorter than T/20 left out)
 WITH smooth AS (
+    -- t scaled to thousandths of T, so that +/- 50 is +/- T/20 for both horizons
     SELECT label, horizon, t,
-           avg(mae) OVER (PARTITION BY label, horizon ORDER BY t
-                          ROWS BETWEEN 50 PRECEDING AND 50 FOLLOWING) AS s
+           avg(mae) OVER (PARTITION BY label, horizon ORDER BY t * 1000 / horizon
+                          RANGE BETWEEN 50 PRECEDING AND 50 FOLLOWING) AS s
     FROM mean_errors
     WHERE label IN ('simple_i', 'simple_ii', 'two_level B=sqrt(T)', 'binary', 'hybrid')
-      AND horizon = 1000
-    UNION ALL
-    SELECT label, horizon, t,
-           avg(mae) OVER (PARTITION BY label, horizon ORDER BY t
-                          ROWS BETWEEN 500 PRECEDING AND 500 FOLLOWING) AS s
-    FROM mean_errors
-    WHERE label IN ('simple_i', 'simple_ii', 'two_level B=sqrt(T)', 'binary', 'hybrid')
-      AND horizon = 10000
 ), best AS (
     SELECT DISTINCT ON (horizon, t) horizon, t, label FROM smooth ORDER BY horizon, t, s
 ), runs AS (
