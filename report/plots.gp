@@ -7,6 +7,8 @@ set grid
 set xlabel 't (step)'
 set ylabel 'mean |noisy - exact| over the trials'
 set logscale y
+# a fixed floor: a step where every trial's error was 0 has no logarithm
+set yrange [0.5:*]
 
 do for [T in "1000 10000"] {
     set output sprintf('%s/error_T%s.png', dir, T)
@@ -28,6 +30,7 @@ plot sprintf('%s/errors_T10000.csv', dir) using 1:4 smooth bezier lw 2 title 'B 
      '' using 1:9 smooth bezier lw 2 dt 2 title 'binary, for reference'
 
 unset logscale y
+set autoscale y
 set output sprintf('%s/demo_band.png', dir)
 set title 'Sign-ups of the demo: binary mechanism, epsilon = 1, with error bars'
 set xlabel 'day'
