@@ -12,6 +12,7 @@ CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 GLUE_SRCS = src/contcount.c src/settings.c src/random.c src/report.c src/spec.c \
 	src/release.c src/owner_spi.c src/shmem.c src/ledger.c src/ledger_store.c \
 	src/counter.c src/counter_shmem.c src/counter_trigger.c src/counter_worker.c \
+	src/statement_rows.c \
 	src/running_count.c src/running_counts.c src/noisy_count.c
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 

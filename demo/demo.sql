@@ -16,7 +16,7 @@ SELECT * FROM contcount.ledgers;
 CREATE TABLE signups (id bigserial PRIMARY KEY, country text NOT NULL, at timestamptz NOT NULL);
 SELECT contcount.create_counter('signups', epsilon => 1, horizon => 60, step => '1 day');
 CREATE TRIGGER signups_count AFTER INSERT ON signups
-    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('signups');
+    FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('signups');
 SELECT contcount.grant_counter('signups', 'analyst');
 
 \echo

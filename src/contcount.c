@@ -10,6 +10,7 @@
 #include "counter.h"
 #include "settings.h"
 #include "shmem.h"
+#include "statement_rows.h"
 
 PG_MODULE_MAGIC;
 
@@ -20,6 +21,7 @@ _PG_init(void)
 {
 	settings_define(process_shared_preload_libraries_in_progress);
 	counter_trigger_install();
+	statement_rows_install();
 	/* shared state and the step worker exist only when loaded at server start */
 	if (process_shared_preload_libraries_in_progress)
 	{

@@ -26,6 +26,7 @@
 
 #include "counter.h"
 #include "counter_shmem.h"
+#include "statement_rows.h"
 
 typedef struct PendingCount
 {
@@ -38,8 +39,8 @@ static PendingCount *pending = NULL;
 static int	npending = 0;
 static int	maxpending = 0;
 
-static void
-pending_add(int64 counter, int64 rows)
+void
+counter_count_rows(int64 counter, int64 rows)
 {
 	int			level = GetCurrentTransactionNestLevel();
 
@@ -169,7 +170,6 @@ contcount_count_inserts(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	TriggerTarget *target = fcinfo->flinfo->fn_extra;
-	int64		rows;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -191,18 +191,19 @@ contcount_count_inserts(PG_FUNCTION_ARGS)
 		fcinfo->flinfo->fn_extra = target;
 	}
 
-	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
-		rows = 1;
-	else if (trigdata->tg_newtable != NULL)
-		rows = tuplestore_tuple_count(trigdata->tg_newtable);
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("a statement-level count_inserts needs the inserted rows"),
-				 errhint("Declare it with REFERENCING NEW TABLE AS inserted.")));
-
 	/* a finished counter releases nothing more: its rows need no counting */
-	if (!target->finished && rows > 0)
-		pending_add(target->counter, rows);
+	if (target->finished)
+		return PointerGetDatum(NULL);
+	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		counter_count_rows(target->counter, 1);
+	else if (trigdata->tg_newtable != NULL)
+	{
+		int64		rows = tuplestore_tuple_count(trigdata->tg_newtable);
+
+		if (rows > 0)
+			counter_count_rows(target->counter, rows);
+	}
+	else
+		statement_rows_count_later(target->counter, RelationGetRelid(trigdata->tg_relation));
 	return PointerGetDatum(NULL);
 }

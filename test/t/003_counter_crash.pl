@@ -17,7 +17,7 @@ shared_preload_libraries = 'contcount'
 contcount.database = 'postgres'
 restart_after_crash = on
 max_connections = 20
-contcount.max_counters = 3
+contcount.max_counters = 4
 });
 $node->start;
 $node->safe_psql('postgres', q{
@@ -28,12 +28,15 @@ $node->safe_psql('postgres', q{
 $node->safe_psql('postgres', q{
     SELECT contcount.create_counter('events', 1, horizon => 100000, step => '1 day');
     SELECT contcount.create_counter('open', 1, mechanism => 'hybrid', step => '1 second');
+    SELECT contcount.create_counter('statements', 1, horizon => 100000, step => '1 day');
     CREATE TABLE events (id bigserial, v int);
     CREATE TRIGGER count_events AFTER INSERT ON events
         FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('events');
     CREATE TRIGGER count_open AFTER INSERT ON events
         REFERENCING NEW TABLE AS inserted
         FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('open');
+    CREATE TRIGGER count_statements AFTER INSERT ON events
+        FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('statements');
 });
 
 # the inserts: single rows and batches, a quarter of them rolled back
@@ -66,13 +69,14 @@ sub state
 		"SELECT steps || ' ' || md5(state) FROM contcount.counter_internals('$counter')");
 }
 
-# every committed row counted once: released in steps plus pending
+# every committed row counted once by each form of the trigger: released in
+# steps plus pending
 sub all_counted
 {
 	return $node->safe_psql('postgres', q{
-        SELECT (SELECT count(*) FROM events) = e.exact_released + e.pending
-           AND (SELECT count(*) FROM events) = o.exact_released + o.pending
-        FROM contcount.counter_internals('events') e, contcount.counter_internals('open') o});
+        SELECT bool_and((SELECT count(*) FROM events) = i.exact_released + i.pending)
+        FROM unnest(ARRAY['events', 'open', 'statements']) c,
+             contcount.counter_internals(c) i});
 }
 
 sub start_load
@@ -99,7 +103,7 @@ for my $round (1 .. 3)
 	for (1 .. 5)
 	{
 		usleep(400_000);
-		$node->safe_psql('postgres', "SELECT contcount.tick('events')");
+		$node->safe_psql('postgres', "SELECT contcount.tick('events'), contcount.tick('statements')");
 	}
 	my $events_before = history('events');
 	my $open_before = history('open');
@@ -117,7 +121,7 @@ for my $round (1 .. 3)
 	like(history('open'), qr/^\Q$open_before\E/, "round $round: the clock-driven releases too");
 	is(state('events'), $state_before, "round $round: the state, noise and all, as committed");
 	is(all_counted(), 't', "round $round: every committed insert counted exactly once");
-	$node->safe_psql('postgres', "SELECT contcount.tick('events')");
+	$node->safe_psql('postgres', "SELECT contcount.tick('events'), contcount.tick('statements')");
 	is(all_counted(), 't', "round $round: and still after the next step");
 }
 
@@ -148,7 +152,7 @@ is(all_counted(), 't', 'and every count');
 # the setting caps the number of counters
 $node->safe_psql('postgres', "SELECT contcount.create_counter('third', 1, horizon => 10)");
 my ($ret, $out, $err) = $node->psql('postgres', "SELECT contcount.create_counter('fourth', 1, horizon => 10)");
-like($err, qr/already holds contcount.max_counters = 3 counters/, 'a full server refuses a counter, saying why');
+like($err, qr/already holds contcount.max_counters = 4 counters/, 'a full server refuses a counter, saying why');
 
 # counters live in contcount.database only: a trigger elsewhere refuses
 # inserts rather than count them where no step will ever take them
