@@ -14,9 +14,11 @@
 
 extern void release_values(const cc_release *release, Datum *values, bool *nulls);
 
-/* The row type of a function returning contcount.release, in fn_mcxt. */
-extern TupleDesc release_tupdesc(FunctionCallInfo fcinfo);
+/* How a function returning contcount.release builds its rows; in fn_mcxt. */
+typedef struct ReleaseRowType ReleaseRowType;
+extern ReleaseRowType *release_row_type(FunctionCallInfo fcinfo);
 
-extern Datum release_datum(TupleDesc tupdesc, const cc_release *release);
+/* The release as a row, in the current memory context. */
+extern Datum release_row(const ReleaseRowType *type, const cc_release *release);
 
 #endif							/* CONTCOUNT_RELEASE_H */

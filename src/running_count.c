@@ -40,7 +40,7 @@ typedef struct RunningCount
 /* What a call site of the final function keeps for the whole query. */
 typedef struct FinalSite
 {
-	TupleDesc	tupdesc;
+	ReleaseRowType *row_type;
 	ChargeSite	charge;
 } FinalSite;
 
@@ -162,11 +162,11 @@ running_count_final(PG_FUNCTION_ARGS)
 	if (site == NULL)
 	{
 		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FinalSite));
-		site->tupdesc = release_tupdesc(fcinfo);
+		site->row_type = release_row_type(fcinfo);
 		fcinfo->flinfo->fn_extra = site;
 	}
 	ledger_charge_site(&site->charge, (PlanState *) fcinfo->context, rc->ledger,
 					   cc_state_params(rc->state)->epsilon_units, "running_count");
 	cc_read(rc->state, &release);
-	PG_RETURN_DATUM(release_datum(site->tupdesc, &release));
+	PG_RETURN_DATUM(release_row(site->row_type, &release));
 }
