@@ -11,74 +11,42 @@
 
 #include <math.h>
 
-bool
-cc_random_bit(cc_rng *rng)
-{
-	bool		bit;
-
-	if (rng->nbits == 0)
-	{
-		rng->bits = cc_next_word(rng);
-		rng->nbits = 64;
-	}
-	bit = (rng->bits & 1) != 0;
-	rng->bits >>= 1;
-	rng->nbits--;
-	return bit;
-}
-
-uint64_t
-cc_uniform_below(cc_rng *rng, uint64_t n)
-{
-	/*
-	 * Lemire's method: the high word of r * n is uniform on [0, n) once the
-	 * products whose low word falls below 2^64 mod n are rejected.  The
-	 * division that computes that threshold is needed only when the low word
-	 * is small, which is rare.
-	 */
-	unsigned __int128 m;
-	uint64_t	low;
-
-	if (n == 1)
-		return 0;
-	m = (unsigned __int128) cc_next_word(rng) * n;
-	low = (uint64_t) m;
-	if (low < n)
-	{
-		uint64_t	threshold = (0 - n) % n;	/* 2^64 mod n */
-
-		while (low < threshold)
-		{
-			m = (unsigned __int128) cc_next_word(rng) * n;
-			low = (uint64_t) m;
-		}
-	}
-	return (uint64_t) (m >> 64);
-}
-
-/* Bernoulli(a / b) for a <= b.  Bernoulli(1/2), the commonest, takes a bit. */
-static bool
+/*
+ * Bernoulli(a / b) for a <= b.  Certainty takes no randomness, Bernoulli(1/2)
+ * a single bit.
+ */
+static inline bool
 bernoulli_frac(cc_rng *rng, uint64_t a, uint64_t b)
 {
-	if (b == 2 && a == 1)
+	if (a == b)
+		return true;
+	if (b == 2)
 		return cc_random_bit(rng);
 	return cc_uniform_below(rng, b) < a;
 }
 
 /*
- * Bernoulli(exp(-a/b)) for 0 <= a <= b.  Draw A_k ~ Bernoulli(g / k) for
+ * Bernoulli(exp(-a/b)) for 0 <= a <= b.  Draw A_k ~ Bernoulli(a / (b k)) for
  * k = 1, 2, ... until one fails; the first failing k is odd with probability
- * exp(-g).  g / k is drawn as Bernoulli(a/b) and Bernoulli(1/k) so that
- * b * k can never overflow.
+ * exp(-a/b).  Should b * k overflow, A_k is drawn as Bernoulli(a/b) and
+ * Bernoulli(1/k) instead.
  */
 static bool
 bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
 {
 	uint64_t	k = 1;
 
-	while (bernoulli_frac(rng, a, b) && bernoulli_frac(rng, 1, k))
+	for (;;)
+	{
+		uint64_t	bk;
+		bool		success = __builtin_mul_overflow(b, k, &bk) ?
+			bernoulli_frac(rng, a, b) && bernoulli_frac(rng, 1, k) :
+			bernoulli_frac(rng, a, bk);
+
+		if (!success)
+			return (k & 1) == 1;
 		k++;
-	return (k & 1) == 1;
+	}
 }
 
 bool
@@ -113,7 +81,9 @@ cc_discrete_laplace(cc_rng *rng, cc_scale b)
 		/* v is its whole part: the number of Bernoulli(exp(-1)) successes */
 		while (bernoulli_exp_at_most_one(rng, 1, 1))
 			v++;
-		magnitude = ((unsigned __int128) t * v + u) / s;
+		magnitude = (unsigned __int128) t * v + u;
+		if (s > 1)				/* a whole scale, the usual case, divides by 1 */
+			magnitude /= s;
 		negative = cc_random_bit(rng);
 		if (negative && magnitude == 0)
 			continue;			/* zero would otherwise be twice as likely */

@@ -49,10 +49,51 @@ typedef struct cc_scale
 } cc_scale;
 
 /* One uniform random bit: a 64-bit word serves 64 of them. */
-extern bool cc_random_bit(cc_rng *rng);
+static inline bool
+cc_random_bit(cc_rng *rng)
+{
+	bool		bit;
+
+	if (rng->nbits == 0)
+	{
+		rng->bits = cc_next_word(rng);
+		rng->nbits = 64;
+	}
+	bit = (rng->bits & 1) != 0;
+	rng->bits >>= 1;
+	rng->nbits--;
+	return bit;
+}
 
 /* Uniform integer in [0, n), n >= 1, by rejection (no modulo bias). */
-extern uint64_t cc_uniform_below(cc_rng *rng, uint64_t n);
+static inline uint64_t
+cc_uniform_below(cc_rng *rng, uint64_t n)
+{
+	/*
+	 * Lemire's method: the high word of r * n is uniform on [0, n) once the
+	 * products whose low word falls below 2^64 mod n are rejected.  The
+	 * division that computes that threshold is needed only when the low word
+	 * is small, which is rare.
+	 */
+	unsigned __int128 m;
+	uint64_t	low;
+
+	if (n == 1)
+		return 0;
+	m = (unsigned __int128) cc_next_word(rng) * n;
+	low = (uint64_t) m;
+	if (low < n)
+	{
+		uint64_t	threshold = (0 - n) % n;	/* 2^64 mod n */
+
+		while (low < threshold)
+		{
+			m = (unsigned __int128) cc_next_word(rng) * n;
+			low = (uint64_t) m;
+		}
+	}
+	return (uint64_t) (m >> 64);
+}
 
 /* Bernoulli(exp(-num/den)), num >= 0, den >= 1. */
 extern bool cc_bernoulli_exp(cc_rng *rng, uint64_t num, uint64_t den);

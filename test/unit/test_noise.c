@@ -77,7 +77,9 @@ test_uniform(void)
 static void
 test_bernoulli_exp(void)
 {
-	static const uint64_t cases[][2] = {{0, 1}, {1, 3}, {1, 1}, {5, 2}, {7, 1}, {1000001, 1000000}};
+	/* the last two overflow b * k from k = 3 and k = 2: both ways of drawing */
+	static const uint64_t cases[][2] = {{0, 1}, {1, 3}, {1, 1}, {5, 2}, {7, 1}, {1000001, 1000000},
+	{UINT64_C(1) << 62, UINT64_C(3) << 61}, {UINT64_C(1) << 62, UINT64_C(1) << 63}};
 	seeded_rng r;
 	const long	n = 400000;
 
