@@ -239,7 +239,7 @@ cc_read(const cc_state *state, cc_release *release)
 	double		sum_b2 = 0.0;
 	double		b_max = 0.0;
 	double		log_term;
-	double		nu;
+	double		nu_squared;
 
 	release->t = state->t;
 	release->noisy = state->noisy;
@@ -267,8 +267,11 @@ cc_read(const cc_state *state, cc_release *release)
 	 * P(|Y| > nu sqrt(8 ln(2/delta))) <= delta.  It rests on the moment
 	 * generating function E[exp(hX)] <= 1 / (1 - b^2 h^2), which discrete
 	 * Laplace noise of scale b satisfies too (sinh(x)/x is increasing).
+	 * Computed as sqrt(8 ln(2/delta) nu^2): one square root a read.
 	 */
 	log_term = log_two_over_delta(state);
-	nu = fmax(sqrt(sum_b2), b_max * sqrt(log_term));
-	release->bound = nu * sqrt(8.0 * log_term);
+	nu_squared = b_max * b_max * log_term;
+	if (sum_b2 > nu_squared)
+		nu_squared = sum_b2;
+	release->bound = sqrt(8.0 * log_term * nu_squared);
 }
