@@ -102,7 +102,8 @@ cc_discrete_laplace(cc_rng *rng, cc_scale b)
 double
 cc_scale_value(cc_scale b)
 {
-	return (double) b.num / (double) b.den;
+	/* whole scales, the usual ones, need no division: a window reads per row */
+	return b.den == 1 ? (double) b.num : (double) b.num / (double) b.den;
 }
 
 double
