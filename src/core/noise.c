@@ -20,7 +20,7 @@ bernoulli_frac(cc_rng *rng, uint64_t a, uint64_t b)
 {
 	if (a == b)
 		return true;
-	if (b == 2)
+	if (b == 2 && a == 1)
 		return cc_random_bit(rng);
 	return cc_uniform_below(rng, b) < a;
 }

@@ -78,7 +78,7 @@ static void
 test_bernoulli_exp(void)
 {
 	/* the last two overflow b * k from k = 3 and k = 2: both ways of drawing */
-	static const uint64_t cases[][2] = {{0, 1}, {1, 3}, {1, 1}, {5, 2}, {7, 1}, {1000001, 1000000},
+	static const uint64_t cases[][2] = {{0, 1}, {0, 2}, {1, 2}, {1, 3}, {1, 1}, {5, 2}, {7, 1}, {1000001, 1000000},
 	{UINT64_C(1) << 62, UINT64_C(3) << 61}, {UINT64_C(1) << 62, UINT64_C(1) << 63}};
 	seeded_rng r;
 	const long	n = 400000;
@@ -182,6 +182,7 @@ test_discrete_laplace(void)
 
 	seeded_rng_init(&r, 3);
 	check_dlap_distribution(&r, 1, 1, 400000);
+	check_dlap_distribution(&r, 2, 1, 400000);	/* Bernoulli(0/2) and (1/2) */
 	check_dlap_distribution(&r, 1, 3, 400000);	/* mostly zeros */
 	check_dlap_distribution(&r, 3, 2, 400000);
 	check_dlap_distribution(&r, 11, 1, 400000);
