@@ -345,8 +345,9 @@ AS 'MODULE_PATHNAME', 'contcount_counter_internals'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 REVOKE ALL ON FUNCTION contcount.counter_internals(text) FROM PUBLIC;
 
--- The trigger: AFTER INSERT, FOR EACH ROW (with WHEN for a predicate) or FOR
--- EACH STATEMENT with REFERENCING NEW TABLE; its argument names the counter.
+-- The trigger: AFTER INSERT, FOR EACH STATEMENT (the statement's row count),
+-- FOR EACH STATEMENT with REFERENCING NEW TABLE (the rows captured), or FOR
+-- EACH ROW (with WHEN for a predicate); its argument names the counter.
 CREATE FUNCTION contcount.count_inserts()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'contcount_count_inserts'
