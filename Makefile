@@ -2,7 +2,7 @@
 
 EXTENSION = contcount
 MODULE_big = contcount
-DATA = contcount--0.1.sql
+DATA = contcount--0.1.sql contcount--0.1--0.2.sql
 PGFILEDESC = "contcount - differentially private running counts"
 
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
@@ -34,6 +34,9 @@ PG_CFLAGS = -Wall -Wextra
 PG_CFLAGS += -fno-semantic-interposition
 SHLIB_LINK = -Wl,-Bsymbolic
 include $(PGXS)
+
+# PGXS tracks no header dependencies: rebuild everything when a header changes.
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/core/*.h)
 
 # Unit tests of the core, under AddressSanitizer and UBSan.
 UNIT_SRCS = $(CORE_SRCS) $(wildcard test/unit/*.c)

@@ -336,6 +336,8 @@ counter_worker_main(Datum arg)
 	BackgroundWorkerInitializeConnection(contcount_database, NULL, 0);
 	/* a step is published only once its transaction is flushed */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	/* the database's search_path is its owner's to set, not ours to trust */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 
 	cs = counter_shared();
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);

@@ -1,6 +1,18 @@
 /*
  * owner_spi.c
  *		Working on contcount's tables as the extension's owner.
+ *
+ * The caller is not trusted (DESIGN.md, 1b): its search_path may put a
+ * schema of its own, with its own operators and functions, ahead of
+ * pg_catalog.  SQL run with the owner's rights must never resolve a name
+ * there, so every owner scope pins search_path to pg_catalog, pg_temp for
+ * its duration, as a SET clause does for a SECURITY DEFINER function, and
+ * the SQL text qualifies what it calls as well.  Plans are kept for the
+ * backend's life: the plan cache re-plans them if search_path differs from
+ * the one they were made under, and here it never does.
+ *
+ * IDENTIFICATION
+ *	  src/owner_spi.c
  */
 #include "postgres.h"
 
@@ -8,6 +20,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 #include "utils/syscache.h"
 
 #include "owner_spi.h"
@@ -26,6 +39,16 @@ extension_owner(void)
 	return owner;
 }
 
+int
+owner_pin_search_path(void)
+{
+	int			nest_level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nest_level;
+}
+
 void
 owner_begin(OwnerScope *scope)
 {
@@ -34,6 +57,7 @@ owner_begin(OwnerScope *scope)
 	GetUserIdAndSecContext(&scope->caller, &scope->caller_context);
 	SetUserIdAndSecContext(owner, scope->caller_context |
 						   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	scope->guc_nest_level = owner_pin_search_path();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 }
@@ -42,6 +66,7 @@ void
 owner_end(OwnerScope *scope)
 {
 	SPI_finish();
+	AtEOXact_GUC(true, scope->guc_nest_level);
 	SetUserIdAndSecContext(scope->caller, scope->caller_context);
 }
 

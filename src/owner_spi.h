@@ -16,11 +16,19 @@ typedef struct OwnerScope
 {
 	Oid			caller;
 	int			caller_context;
+	int			guc_nest_level; /* of the pinned search_path */
 } OwnerScope;
 
 /*
- * Switch to the owner and connect SPI.  An error on the way is fine:
- * aborting the (sub)transaction restores the user and closes SPI.
+ * Set search_path to pg_catalog, pg_temp until AtEOXact_GUC(true, level)
+ * with the level returned (or the end of the (sub)transaction).
+ */
+extern int	owner_pin_search_path(void);
+
+/*
+ * Switch to the owner, pin search_path and connect SPI.  An error on the way
+ * is fine: aborting the (sub)transaction restores the user, the setting and
+ * closes SPI.
  */
 extern void owner_begin(OwnerScope *scope);
 extern void owner_end(OwnerScope *scope);
