@@ -10,13 +10,13 @@ CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 	src/core/mech_two_level.c src/core/mech_binary.c src/core/mech_hybrid.c
 # The PostgreSQL glue, one file per concern.
 GLUE_SRCS = src/contcount.c src/settings.c src/random.c src/report.c src/spec.c \
-	src/release.c src/owner_spi.c src/shmem.c src/ledger.c src/ledger_store.c \
+	src/release.c src/owner_spi.c src/shmem.c src/call_site.c src/ledger.c src/ledger_store.c \
 	src/counter.c src/counter_shmem.c src/counter_trigger.c src/counter_worker.c \
 	src/statement_rows.c \
 	src/running_count.c src/running_counts.c src/noisy_count.c
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts noisy_count ledger counters statistics
+REGRESS = setup mechanism running_count running_counts noisy_count ledger attack_releases counters statistics
 ISOLATION = ledger_race counters
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1

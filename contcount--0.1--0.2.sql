@@ -17,3 +17,34 @@ REVOKE ALL ON FUNCTION contcount.running_count_step(internal, bigint, float8, bi
 REVOKE ALL ON FUNCTION contcount.running_count_final(internal) FROM PUBLIC;
 REVOKE ALL ON FUNCTION contcount.noisy_count_step(bigint, float8, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION contcount.noisy_count_final(bigint) FROM PUBLIC;
+
+-- Budget changes belong in the audit: who changed which ledger's budget,
+-- when, from what to what.  Written in the transaction that makes the
+-- change, so it is there exactly when the change is.
+CREATE TABLE contcount.budget_change (
+    at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    role_id oid NOT NULL,
+    ledger_id bigint NOT NULL REFERENCES contcount.ledger (id),
+    action text NOT NULL,           -- create, alter, drop; upgrade: as found
+    old_budget numeric,             -- NULL: created (or found at upgrade)
+    new_budget numeric              -- NULL: dropped
+);
+REVOKE ALL ON contcount.budget_change FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.budget_change', '');
+
+-- 0.1 kept no history of budgets: what the upgrade found is where it starts.
+INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget)
+SELECT l.created_by, l.id, 'upgrade', NULL, l.budget
+FROM contcount.ledger l
+WHERE l.dropped_at IS NULL;
+
+CREATE FUNCTION contcount.budget_change_rows(
+    OUT at timestamptz, OUT role regrole, OUT ledger text, OUT action text,
+    OUT old_budget numeric, OUT new_budget numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_budget_change_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+-- Every budget change of a ledger the current role manages.
+CREATE VIEW contcount.budget_changes AS SELECT * FROM contcount.budget_change_rows();
+GRANT SELECT ON contcount.budget_changes TO PUBLIC;

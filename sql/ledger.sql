@@ -28,7 +28,8 @@ SELECT s, test.error_of(s) FROM (VALUES
 SET contcount.ledger = 'clinic';
 SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25);
 SELECT test.spent('clinic');
--- one window call site, three partitions: disjoint, so charged once
+-- one window call site, three partitions: three releases, each charged
+-- (SQL cannot tell contcount that partitions are disjoint)
 SELECT count(r) FROM (
     SELECT contcount.running_count(1, 0.125, 400) OVER (PARTITION BY id % 3 ORDER BY id ROWS UNBOUNDED PRECEDING) AS r
     FROM test.visits) s;
@@ -38,7 +39,7 @@ SELECT count(a), count(b) FROM (
     SELECT contcount.running_count(1, 0.0625, 1000) OVER w AS a, contcount.running_count(2, 0.0625, 1000) OVER w AS b
     FROM test.visits WINDOW w AS (ORDER BY id ROWS UNBOUNDED PRECEDING)) s;
 SELECT test.spent('clinic');
--- GROUP BY: one charge for all groups
+-- GROUP BY: ten groups, ten releases, each charged
 SELECT count(n) FROM (SELECT contcount.noisy_count(0.01) AS n FROM test.visits GROUP BY id % 10) s;
 SELECT test.spent('clinic');
 -- a value nobody reads is not released, and not charged

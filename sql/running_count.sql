@@ -20,18 +20,28 @@ FROM (
 ) s
 ORDER BY day LIMIT 8;
 
--- Every mechanism, per country: each partition is its own stream.
-SELECT name, country, count(*) AS steps, max((r).t) AS last_t,
-       bool_and(abs((r).noisy_count - exact) <= (r).bound) AS within_bound
-FROM (
-    SELECT m.name, country,
-           contcount.running_count(n, contcount.mechanism(m.name, 1, horizon => 40, beta => 1e-9))
-               OVER (PARTITION BY m.name, country ORDER BY day ROWS UNBOUNDED PRECEDING) AS r,
-           sum(n) OVER (PARTITION BY m.name, country ORDER BY day ROWS UNBOUNDED PRECEDING) AS exact
-    FROM test.daily,
-         unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid']) AS m(name)
-) s
-GROUP BY name, country ORDER BY name, country;
+-- Every mechanism, per country: each partition is its own stream.  The
+-- mechanism is a query parameter, here a PL/pgSQL variable: a call site's
+-- parameters are one value for all its rows.
+CREATE FUNCTION test.per_country(mechanism text)
+RETURNS TABLE (country_ text, steps bigint, last_t bigint, within_bound boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY
+    SELECT s.country, count(*), max((s.r).t), bool_and(abs((s.r).noisy_count - s.exact) <= (s.r).bound)
+    FROM (
+        SELECT d.country,
+               contcount.running_count(d.n, contcount.mechanism(mechanism, 1, horizon => 40, beta => 1e-9))
+                   OVER (PARTITION BY d.country ORDER BY d.day ROWS UNBOUNDED PRECEDING) AS r,
+               sum(d.n) OVER (PARTITION BY d.country ORDER BY d.day ROWS UNBOUNDED PRECEDING) AS exact
+        FROM test.daily d
+    ) s
+    GROUP BY s.country;
+END $$;
+SELECT m.name, c.country_ AS country, c.steps, c.last_t, c.within_bound
+FROM unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid']) AS m(name),
+     test.per_country(m.name) c
+ORDER BY name, country;
 
 -- The short form is the binary mechanism.
 SELECT (r).t, round((r).stddev::numeric, 6) AS stddev

@@ -29,18 +29,26 @@ RETURNS TABLE (draws bigint, scale float8) LANGUAGE sql IMMUTABLE AS $$
     WHERE m = mechanism AND draws > 0
 $$;
 
--- One window call site: each (mechanism, trial) partition is a stream of its own.
-CREATE TABLE test.trials AS
-SELECT mechanism, trial, t, (r).noisy_count - exact AS err, (r).stddev
-FROM (
-    SELECT m AS mechanism, trial, s.t, s.exact,
-           contcount.running_count(s.n, contcount.mechanism(m, 0.7, horizon => 64))
-               OVER (PARTITION BY m, trial ORDER BY s.t ROWS UNBOUNDED PRECEDING) AS r
-    FROM unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid']) m,
-         generate_series(1, 10000) trial,
-         test.stream s
-) releases
-WHERE t IN (1, 5, 31, 48, 64);
+-- One window call site per mechanism, whose name is a query parameter (a
+-- PL/pgSQL variable): the parameters of a call site are one value for all its
+-- rows.  Each trial is a partition, a stream and a release of its own.
+CREATE TABLE test.trials (mechanism text, trial int, t int, err bigint, stddev float8);
+DO $$
+DECLARE
+    m text;
+BEGIN
+    FOREACH m IN ARRAY ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid'] LOOP
+        INSERT INTO test.trials
+        SELECT m, trial, t, (r).noisy_count - exact, (r).stddev
+        FROM (
+            SELECT trial, s.t, s.exact,
+                   contcount.running_count(s.n, contcount.mechanism(m, 0.7, horizon => 64))
+                       OVER (PARTITION BY trial ORDER BY s.t ROWS UNBOUNDED PRECEDING) AS r
+            FROM generate_series(1, 10000) trial, test.stream s
+        ) releases
+        WHERE t IN (1, 5, 31, 48, 64);
+    END LOOP;
+END $$;
 
 SELECT mechanism, t,
        abs(avg(err)) <= 5.6 * sqrt(expected_var / count(*)) AS mean_ok,

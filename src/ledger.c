@@ -7,18 +7,37 @@
  * contcount.ledger_grant, so managing them is transactional; what has been
  * spent lives in the ledger store (ledger_store.c), which no transaction can
  * undo.  Every function here checks the calling role's rights itself and
- * then works on the tables as their owner (owner_spi.c).
+ * then works on the tables as their owner (owner_spi.c), on a snapshot of
+ * what is committed now: a charge sees neither the caller's older snapshot
+ * nor its own uncommitted changes, so budgets, grants and drops bind from
+ * their commit.  Budget changes are kept in contcount.budget_change, in the
+ * transaction that makes them.
+ *
+ * A call site of an aggregate (ChargeSite) pays for every release it makes:
+ * each group, partition or rescan is a release of its own (sequential
+ * composition), since nothing tells contcount that the rows SQL groups are
+ * disjoint.  So that many groups do not mean one fsync each, a charge pays
+ * in advance for a batch of releases, doubling up to SITE_MAX_BATCH, and
+ * what the site did not use is refunded when the query ends.
+ *
+ * IDENTIFICATION
+ *	  src/ledger.c
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
@@ -34,17 +53,28 @@ typedef struct LedgerRow
 	uint64		budget_units;
 } LedgerRow;
 
+/* Most releases one charge of a call site pays for in advance. */
+#define SITE_MAX_BATCH 1024
+
+/*
+ * The live ledger of that name, as committed now; with the current
+ * transaction's changes unless committed_only.  Owner scope.
+ */
 static bool
-lookup_ledger(const char *name, LedgerRow *row)
+lookup_ledger(const char *name, LedgerRow *row, bool committed_only)
 {
 	static SPIPlanPtr plan = NULL;
+	static const char *sql =
+		"SELECT id, pg_catalog.int8(budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric) "
+		"FROM contcount.ledger WHERE name OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL";
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 
-	owner_run(&plan, "SELECT id, (budget * 1000000000)::pg_catalog.int8 FROM contcount.ledger "
-		"WHERE name = $1 AND dropped_at IS NULL",
-		1, types, values, NULL, SPI_OK_SELECT);
+	if (committed_only)
+		owner_read_committed(&plan, sql, 1, types, values, NULL);
+	else
+		owner_run(&plan, sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
 	row->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -54,26 +84,31 @@ lookup_ledger(const char *name, LedgerRow *row)
 }
 
 static LedgerRow
-require_ledger(const char *name)
+require_ledger(const char *name, bool committed_only)
 {
 	LedgerRow	row;
 
-	if (!lookup_ledger(name, &row))
+	if (!lookup_ledger(name, &row, committed_only))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("ledger \"%s\" does not exist", name)));
 	return row;
 }
 
+/* Is role a superuser or granted the ledger (as admin if need_admin)?  Owner scope. */
 static bool
-granted(int64 ledger, Oid role, bool need_admin)
+granted(int64 ledger, Oid role, bool need_admin, bool committed_only)
 {
 	static SPIPlanPtr plan = NULL;
+	static const char *sql = "SELECT contcount.ledger_granted($1, $2, $3)";
 	Oid			types[3] = {INT8OID, OIDOID, BOOLOID};
 	Datum		values[3] = {Int64GetDatum(ledger), ObjectIdGetDatum(role), BoolGetDatum(need_admin)};
 	bool		isnull;
 
-	owner_run(&plan, "SELECT contcount.ledger_granted($1, $2, $3)", 3, types, values, NULL, SPI_OK_SELECT);
+	if (committed_only)
+		owner_read_committed(&plan, sql, 3, types, values, NULL);
+	else
+		owner_run(&plan, sql, 3, types, values, NULL, SPI_OK_SELECT);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
@@ -81,9 +116,9 @@ granted(int64 ledger, Oid role, bool need_admin)
 static LedgerRow
 require_admin(const OwnerScope *scope, const char *name)
 {
-	LedgerRow	row = require_ledger(name);
+	LedgerRow	row = require_ledger(name, false);
 
-	if (!granted(row.id, scope->caller, true))
+	if (!granted(row.id, scope->caller, true, false))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for ledger \"%s\"", name),
@@ -144,6 +179,49 @@ new_ledger_id(void)
 	return (int64) (id >> 1);
 }
 
+/* Record a budget change in the audit, in the changing transaction.  Owner scope. */
+static void
+log_budget_change(Oid role, int64 ledger, const char *action, NullableDatum old_budget,
+				  NullableDatum new_budget)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[5] = {OIDOID, INT8OID, TEXTOID, NUMERICOID, NUMERICOID};
+	Datum		values[5] = {ObjectIdGetDatum(role), Int64GetDatum(ledger),
+	CStringGetTextDatum(action), old_budget.value, new_budget.value};
+	char		nulls[5] = {' ', ' ', ' ', old_budget.isnull ? 'n' : ' ', new_budget.isnull ? 'n' : ' '};
+
+	/* a database not yet updated from 0.1 has no such audit: work as 0.1 did */
+	if (!OidIsValid(get_relname_relid("budget_change", get_namespace_oid("contcount", false))))
+		return;
+	owner_run(&plan, "INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget) "
+			  "VALUES ($1, $2, $3, $4, $5)",
+			  5, types, values, nulls, SPI_OK_INSERT);
+}
+
+/*
+ * Lock the live ledger's row until the end of the transaction and return its
+ * budget, as it is after any concurrent change commits.  Owner scope.
+ */
+static NullableDatum
+lock_budget(int64 ledger, const char *name)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(ledger)};
+	NullableDatum budget;
+
+	owner_run(&plan, "SELECT budget FROM contcount.ledger "
+			  "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL FOR UPDATE",
+			  1, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("ledger \"%s\" does not exist", name)));
+	budget.value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &budget.isnull);
+	budget.value = datumCopy(budget.value, false, -1);
+	return budget;
+}
+
 PG_FUNCTION_INFO_V1(contcount_create_ledger);
 Datum
 contcount_create_ledger(PG_FUNCTION_ARGS)
@@ -151,10 +229,10 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	static SPIPlanPtr plan1 = NULL;
 	static SPIPlanPtr plan2 = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
-	Datum		budget = budget_arg(fcinfo, 1);
+	NullableDatum budget = {budget_arg(fcinfo, 1), false};
+	NullableDatum none = {(Datum) 0, true};
 	int64		id = new_ledger_id();
 	OwnerScope	scope;
-	LedgerRow	existing;
 	Oid			types[4] = {INT8OID, TEXTOID, NUMERICOID, OIDOID};
 	Datum		values[4];
 
@@ -163,20 +241,23 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ledger name must not be empty")));
 	owner_begin(&scope);
-	if (lookup_ledger(name, &existing))
+	values[0] = Int64GetDatum(id);
+	values[1] = CStringGetTextDatum(name);
+	values[2] = budget.value;
+	values[3] = ObjectIdGetDatum(scope.caller);
+	/* a concurrent creation of the name commits first, or aborts: wait */
+	owner_run(&plan1, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4) "
+			  "ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
+			  4, types, values, NULL, SPI_OK_INSERT);
+	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("ledger \"%s\" already exists", name)));
-	values[0] = Int64GetDatum(id);
-	values[1] = CStringGetTextDatum(name);
-	values[2] = budget;
-	values[3] = ObjectIdGetDatum(scope.caller);
-	owner_run(&plan1, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4)",
-		4, types, values, NULL, SPI_OK_INSERT);
 	/* a creator who is not a superuser manages what they created */
 	if (!superuser_arg(scope.caller))
 		owner_run(&plan2, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",
-			4, types, values, NULL, SPI_OK_INSERT);
+				  4, types, values, NULL, SPI_OK_INSERT);
+	log_budget_change(scope.caller, id, "create", none, budget);
 	owner_end(&scope);
 
 	/* last: if this fails, the transaction takes the rows back */
@@ -190,7 +271,8 @@ contcount_alter_ledger(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
-	Datum		budget = budget_arg(fcinfo, 1);
+	NullableDatum budget = {budget_arg(fcinfo, 1), false};
+	NullableDatum old;
 	OwnerScope	scope;
 	LedgerRow	row;
 	Oid			types[2] = {INT8OID, NUMERICOID};
@@ -198,10 +280,12 @@ contcount_alter_ledger(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	row = require_admin(&scope, name);
+	old = lock_budget(row.id, name);
 	values[0] = Int64GetDatum(row.id);
-	values[1] = budget;
-	owner_run(&plan, "UPDATE contcount.ledger SET budget = $2 WHERE id = $1", 2, types, values, NULL,
-		SPI_OK_UPDATE);
+	values[1] = budget.value;
+	owner_run(&plan, "UPDATE contcount.ledger SET budget = $2 WHERE id OPERATOR(pg_catalog.=) $1",
+			  2, types, values, NULL, SPI_OK_UPDATE);
+	log_budget_change(scope.caller, row.id, "alter", old, budget);
 	owner_end(&scope);
 	PG_RETURN_VOID();
 }
@@ -212,6 +296,8 @@ contcount_drop_ledger(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
+	NullableDatum old;
+	NullableDatum none = {(Datum) 0, true};
 	OwnerScope	scope;
 	LedgerRow	row;
 	Oid			types[1] = {INT8OID};
@@ -219,10 +305,13 @@ contcount_drop_ledger(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	row = require_admin(&scope, name);
+	old = lock_budget(row.id, name);
 	values[0] = Int64GetDatum(row.id);
 	/* kept, so that the audit still names it */
-	owner_run(&plan, "UPDATE contcount.ledger SET dropped_at = pg_catalog.now() WHERE id = $1",
-		1, types, values, NULL, SPI_OK_UPDATE);
+	owner_run(&plan, "UPDATE contcount.ledger SET dropped_at = pg_catalog.now() "
+			  "WHERE id OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, SPI_OK_UPDATE);
+	log_budget_change(scope.caller, row.id, "drop", old, none);
 	owner_end(&scope);
 	PG_RETURN_VOID();
 }
@@ -248,8 +337,8 @@ contcount_grant_ledger(PG_FUNCTION_ARGS)
 	values[1] = PG_GETARG_DATUM(1);
 	values[2] = PG_GETARG_DATUM(2);
 	owner_run(&plan, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $2, $3) "
-		"ON CONFLICT (ledger_id, role_id) DO UPDATE SET admin = EXCLUDED.admin",
-		3, types, values, NULL, SPI_OK_INSERT);
+			  "ON CONFLICT (ledger_id, role_id) DO UPDATE SET admin = EXCLUDED.admin",
+			  3, types, values, NULL, SPI_OK_INSERT);
 	owner_end(&scope);
 	PG_RETURN_VOID();
 }
@@ -273,16 +362,22 @@ contcount_revoke_ledger(PG_FUNCTION_ARGS)
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
 	values[1] = PG_GETARG_DATUM(1);
-	owner_run(&plan, "DELETE FROM contcount.ledger_grant WHERE ledger_id = $1 AND role_id = $2",
-		2, types, values, NULL, SPI_OK_DELETE);
+	owner_run(&plan, "DELETE FROM contcount.ledger_grant "
+			  "WHERE ledger_id OPERATOR(pg_catalog.=) $1 AND role_id OPERATOR(pg_catalog.=) $2",
+			  2, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
 }
 
+/* Epsilon units as numeric, negated for a refund. */
 static Datum
-epsilon_numeric(uint64 units)
+epsilon_numeric(uint64 units, bool negative)
 {
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(spec_format_epsilon(units)),
+	char	   *text = spec_format_epsilon(units);
+
+	if (negative && units > 0)
+		text = psprintf("-%s", text);
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(text),
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
@@ -304,11 +399,13 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
 	args[1] = CStringGetTextDatum(contcount_ledger ? contcount_ledger : "");
-	owner_run(&plan, "SELECT id, name, (budget * 1000000000)::pg_catalog.int8, created_at "
-		"FROM contcount.ledger "
-		"WHERE dropped_at IS NULL AND (name = $2 OR contcount.ledger_granted(id, $1, false)) "
-		"ORDER BY name",
-		2, types, args, NULL, SPI_OK_SELECT);
+	owner_run(&plan, "SELECT id, name, "
+			  "pg_catalog.int8(budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), created_at "
+			  "FROM contcount.ledger "
+			  "WHERE dropped_at IS NULL "
+			  "AND (name OPERATOR(pg_catalog.=) $2 OR contcount.ledger_granted(id, $1, false)) "
+			  "ORDER BY name COLLATE \"C\"",
+			  2, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
@@ -321,12 +418,12 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 		bool		nulls[5] = {false};
 
 		values[0] = SPI_getbinval(tuple, desc, 2, &isnull);
-		values[1] = epsilon_numeric(budget);
+		values[1] = epsilon_numeric(budget, false);
 		values[4] = SPI_getbinval(tuple, desc, 4, &isnull);
 		if (ledger_store_spent(id, &spent))
 		{
-			values[2] = epsilon_numeric(spent);
-			values[3] = epsilon_numeric(spent < budget ? budget - spent : 0);
+			values[2] = epsilon_numeric(spent, false);
+			values[3] = epsilon_numeric(spent < budget ? budget - spent : 0, false);
 		}
 		else
 			nulls[2] = nulls[3] = true; /* not in the store: unusable */
@@ -362,7 +459,7 @@ audit_one(const StoreCharge *charge, void *arg)
 	values[0] = TimestampTzGetDatum(charge->at);
 	values[1] = ObjectIdGetDatum(charge->role);
 	values[2] = CStringGetTextDatum(ledger->name);
-	values[3] = epsilon_numeric(charge->epsilon_units);
+	values[3] = epsilon_numeric(charge->epsilon_units, charge->refund);
 	values[4] = CStringGetTextDatum(charge->function);
 	values[5] = CStringGetTextDatum(charge->statement);
 	tuplestore_putvalues(scan->rsinfo->setResult, scan->rsinfo->setDesc, values, nulls);
@@ -395,7 +492,7 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
 	owner_run(&plan, "SELECT id, name FROM contcount.ledger WHERE contcount.ledger_granted(id, $1, true)",
-		1, types, args, NULL, SPI_OK_SELECT);
+			  1, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -412,13 +509,48 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-void
-ledger_charge(const char *ledger, uint64 epsilon_units, const char *function)
+/*
+ * The budget changes of the ledgers the caller administers: the
+ * contcount.budget_changes view.
+ */
+PG_FUNCTION_INFO_V1(contcount_budget_change_rows);
+Datum
+contcount_budget_change_rows(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	OwnerScope	scope;
+	Oid			types[1] = {OIDOID};
+	Datum		args[1];
+
+	InitMaterializedSRF(fcinfo, 0);
+	owner_begin(&scope);
+	args[0] = ObjectIdGetDatum(scope.caller);
+	owner_run(&plan, "SELECT c.at, c.role_id::pg_catalog.regrole, l.name, c.action, c.old_budget, c.new_budget "
+			  "FROM contcount.budget_change c "
+			  "JOIN contcount.ledger l ON l.id OPERATOR(pg_catalog.=) c.ledger_id "
+			  "WHERE contcount.ledger_granted(l.id, $1, true) ORDER BY c.at",
+			  1, types, args, NULL, SPI_OK_SELECT);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
+	owner_end(&scope);
+	return (Datum) 0;
+}
+
+/*
+ * Charge for up to max_releases releases of epsilon_units each, at least one,
+ * to the ledger named or contcount.ledger; return how many were paid for and
+ * the ledger's id.  See ledger_charge.
+ */
+static int64
+charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
+				int64 max_releases, int64 *ledger_id)
 {
 	const char *name = ledger ? ledger : contcount_ledger;
 	bool		chosen_by_setting = contcount_ledger && name && strcmp(name, contcount_ledger) == 0;
 	OwnerScope	scope;
 	LedgerRow	row;
+	bool		allowed;
 	StoreCharge charge;
 
 	if (RecoveryInProgress())
@@ -432,38 +564,100 @@ ledger_charge(const char *ledger, uint64 epsilon_units, const char *function)
 				 errmsg("no privacy budget ledger is selected"),
 				 errhint("A superuser selects the ledger a role spends with ALTER ROLE ... SET contcount.ledger = 'name'.")));
 
+	/*
+	 * What is committed now, not the caller's snapshot; a change of the
+	 * caller's own open transaction binds only where it restricts.
+	 */
 	owner_begin(&scope);
-	row = require_ledger(name);
-	if (!chosen_by_setting && !granted(row.id, scope.caller, false))
+	row = require_ledger(name, true);
+	allowed = chosen_by_setting || granted(row.id, scope.caller, false, true);
+	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	{
+		LedgerRow	own;
+
+		if (!lookup_ledger(name, &own, false) || own.id != row.id)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("ledger \"%s\" does not exist", name)));
+		row.budget_units = Min(row.budget_units, own.budget_units);
+		allowed = allowed && (chosen_by_setting || granted(row.id, scope.caller, false, false));
+	}
+	if (!allowed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for ledger \"%s\"", name),
 				 errhint("An admin of the ledger grants it with contcount.grant_ledger().")));
 	owner_end(&scope);
 
+	memset(&charge, 0, sizeof(charge));
 	charge.at = GetCurrentTimestamp();
 	charge.role = scope.caller;
 	charge.ledger = row.id;
 	charge.epsilon_units = epsilon_units;
 	charge.function = function;
 	charge.statement = debug_query_string;
-	ledger_store_charge(row.id, name, row.budget_units, &charge);
-}
-
-static void
-site_rescanned(Datum arg)
-{
-	((ChargeSite *) DatumGetPointer(arg))->charged = false;
+	*ledger_id = row.id;
+	return ledger_store_charge(row.id, name, row.budget_units, &charge, max_releases);
 }
 
 void
-ledger_charge_site(ChargeSite *site, PlanState *node, const char *ledger,
-				   uint64 epsilon_units, const char *function)
+ledger_charge(const char *ledger, uint64 epsilon_units, const char *function)
 {
-	if (site->charged)
+	int64		ledger_id;
+
+	(void) charge_releases(ledger, epsilon_units, function, 1, &ledger_id);
+}
+
+void
+ledger_site_init(ChargeSite *site, const char *ledger, uint64 epsilon_units,
+				 const char *function)
+{
+	memset(site, 0, sizeof(*site));
+	site->ledger = ledger ? pstrdup(ledger) : NULL;
+	site->epsilon_units = epsilon_units;
+	site->function = function;
+	site->next_batch = 1;
+}
+
+/* At the end of the query: give back what was paid for and not released. */
+static void
+site_settle(Datum arg)
+{
+	ChargeSite *site = (ChargeSite *) DatumGetPointer(arg);
+	StoreCharge refund;
+
+	if (site->prepaid == 0)
 		return;
-	ledger_charge(ledger, epsilon_units, function);
-	site->charged = true;
-	/* ExecReScan() of the node calls this back */
-	RegisterExprContextCallback(node->ps_ExprContext, site_rescanned, PointerGetDatum(site));
+	memset(&refund, 0, sizeof(refund));
+	refund.at = GetCurrentTimestamp();
+	refund.role = GetUserId();
+	refund.ledger = site->ledger_id;
+	refund.epsilon_units = site->epsilon_units * site->prepaid;
+	refund.releases = site->prepaid;
+	refund.refund = true;
+	refund.function = site->function;
+	refund.statement = debug_query_string;
+	site->prepaid = 0;
+	ledger_store_refund(&refund);
+}
+
+void
+ledger_pay_release(ChargeSite *site, PlanState *node)
+{
+	if (site->prepaid == 0)
+	{
+		int64		paid = charge_releases(site->ledger, site->epsilon_units, site->function,
+										   site->next_batch, &site->ledger_id);
+
+		site->next_batch = Min(2 * site->next_batch, SITE_MAX_BATCH);
+		if (paid > 1 && !site->settles)
+		{
+			/* an ExprContext of its own: the node's is reset by rescans */
+			RegisterExprContextCallback(CreateExprContext(node->state), site_settle,
+										PointerGetDatum(site));
+			site->settles = true;
+		}
+		site->prepaid = paid;
+	}
+	site->prepaid--;
 }

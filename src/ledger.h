@@ -21,17 +21,33 @@
 extern void ledger_charge(const char *ledger, uint64 epsilon_units, const char *function);
 
 /*
- * The charge of one call site of an aggregate, made once per scan of its
- * plan node.  Groups and partitions of one scan are disjoint (parallel
- * composition), but a rescan, under a nested loop or a correlated subquery,
- * releases the same data again and pays again.
+ * The releases of one call site of an aggregate in one query.  Every group,
+ * partition or rescan that releases a value is a release of its own and
+ * pays for itself: SQL cannot tell contcount that groups are disjoint.  A
+ * charge pays for a batch of releases in advance (1, 2, 4, ... up to a
+ * limit, and never more than the budget affords), so many groups need few
+ * fsyncs; what is left unused when the query ends is refunded.  Lives in the
+ * query's memory.
  */
 typedef struct ChargeSite
 {
-	bool		charged;
+	const char *function;
+	char	   *ledger;			/* as named; NULL: contcount.ledger */
+	uint64		epsilon_units;	/* of one release */
+	int64		ledger_id;		/* that the prepaid releases were charged to */
+	int64		prepaid;		/* releases paid for and not made yet */
+	int64		next_batch;		/* releases the next charge pays for */
+	bool		settles;		/* a refund at the end of the query is set up */
 } ChargeSite;
 
-extern void ledger_charge_site(ChargeSite *site, PlanState *node, const char *ledger,
-							   uint64 epsilon_units, const char *function);
+extern void ledger_site_init(ChargeSite *site, const char *ledger, uint64 epsilon_units,
+							 const char *function);
+
+/*
+ * Pay for one release of the call site, before its value is computed; node
+ * is the aggregate's plan node.  Raises an error, and so releases nothing,
+ * as ledger_charge does.
+ */
+extern void ledger_pay_release(ChargeSite *site, PlanState *node);
 
 #endif							/* CONTCOUNT_LEDGER_H */

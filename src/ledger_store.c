@@ -14,6 +14,13 @@
  * short at the very end is dropped: it is a write that never completed, so
  * it never paid for a value that left the server.
  *
+ * A charge may pay in advance for several releases of one call site (the
+ * groups of a GROUP BY, say), so that many groups do not cost an fsync each;
+ * when the call site ends with releases paid for and never made, a refund
+ * record gives them back.  Nothing was computed for them, so nothing they
+ * paid for left the server; a crash before the refund only keeps the budget
+ * spent, which errs on the safe side.
+ *
  * The file is per server, like pg_stat_statements' file: it is in base
  * backups but not replicated, and standbys refuse releases.
  *
@@ -57,7 +64,8 @@ typedef enum StoreKind
 {
 	STORE_HEADER = 1,			/* first record: ledger = magic, units = version */
 	STORE_CREATED = 2,			/* a ledger is created */
-	STORE_CHARGE = 3			/* epsilon spent from a ledger */
+	STORE_CHARGE = 3,			/* epsilon spent from a ledger */
+	STORE_REFUND = 4			/* unused advance payment given back */
 } StoreKind;
 
 typedef struct StoreRecord
@@ -67,7 +75,7 @@ typedef struct StoreRecord
 	uint32		kind;
 	Oid			role;
 	int64		ledger;
-	uint64		epsilon_units;
+	uint64		epsilon_units;	/* in all */
 	TimestampTz at;
 	/* the function, NUL, the statement, NUL */
 	char		text[FLEXIBLE_ARRAY_MEMBER];
@@ -112,10 +120,18 @@ build_record(char *buf, StoreKind kind, int64 ledger, uint64 units,
 			 const StoreCharge *charge)
 {
 	StoreRecord *rec = (StoreRecord *) buf;
-	const char *function = charge ? charge->function : "";
+	char		function[MAX_FUNCTION + 1];
 	const char *statement = charge && charge->statement ? charge->statement : "";
-	int			flen = strnlen(function, MAX_FUNCTION);
 	int			slen = pg_mbcliplen(statement, strlen(statement), MAX_STATEMENT);
+	int			flen;
+
+	/* the audit tells a batch or a refund by its function text */
+	if (charge && (charge->refund || charge->releases > 1))
+		snprintf(function, sizeof(function), "%s, " INT64_FORMAT " %s", charge->function,
+				 charge->releases, charge->refund ? "unused" : "releases");
+	else
+		strlcpy(function, charge ? charge->function : "", sizeof(function));
+	flen = strlen(function);
 
 	memset(buf, 0, RECORD_FIXED);
 	rec->kind = kind;
@@ -192,12 +208,18 @@ replay(const StoreRecord *rec, off_t offset)
 			sum->spent_units = 0;
 		return true;
 	}
-	else if (rec->kind == STORE_CHARGE)
+	else if (rec->kind == STORE_CHARGE || rec->kind == STORE_REFUND)
 	{
 		sum = hash_search(sums, &rec->ledger, HASH_FIND, NULL);
-		if (sum != NULL)
+		if (sum != NULL && rec->kind == STORE_CHARGE)
 		{
 			sum->spent_units += rec->epsilon_units;
+			return true;
+		}
+		/* a refund never exceeds what its ledger was charged */
+		if (sum != NULL && rec->epsilon_units <= sum->spent_units)
+		{
+			sum->spent_units -= rec->epsilon_units;
 			return true;
 		}
 	}
@@ -334,6 +356,24 @@ ledger_store_shmem_startup(void)
 }
 
 /*
+ * Write len bytes at offset.  A short write sets no errno: the disk is full,
+ * and the error says so (53100) rather than "Success".
+ */
+static bool
+write_at(int fd, const void *buf, size_t len, off_t offset)
+{
+	ssize_t		written;
+
+	errno = 0;
+	written = pg_pwrite(fd, buf, len, offset);
+	if (written == (ssize_t) len)
+		return true;
+	if (written >= 0 || errno == 0)
+		errno = ENOSPC;
+	return false;
+}
+
+/*
  * Append records and fsync them, or raise an error having appended nothing.
  * Exclusive lock held.  A new file starts with its header, and its directory
  * entry is made durable too.
@@ -360,11 +400,11 @@ append_durably(const StoreRecord *rec)
 		const StoreRecord *head = build_record(header, STORE_HEADER, STORE_MAGIC,
 											   STORE_VERSION, NULL);
 
-		ok = pg_pwrite(fd, head, head->length, 0) == head->length &&
-			pg_pwrite(fd, rec, rec->length, head->length) == rec->length;
+		ok = write_at(fd, head, head->length, 0) &&
+			write_at(fd, rec, rec->length, head->length);
 	}
 	else
-		ok = pg_pwrite(fd, rec, rec->length, store->size) == rec->length;
+		ok = write_at(fd, rec, rec->length, store->size);
 	ok = ok && pg_fdatasync(fd) == 0;
 	if (!ok)
 	{
@@ -393,7 +433,10 @@ void
 ledger_store_create(int64 ledger, const char *name, Oid role)
 {
 	char		buf[RECORD_MAX];
-	StoreCharge creation = {GetCurrentTimestamp(), role, ledger, 0, "create_ledger", name};
+	StoreCharge creation = {
+		.at = GetCurrentTimestamp(),.role = role,.ledger = ledger,
+		.function = "create_ledger",.statement = name
+	};
 	LedgerSum  *sum;
 	bool		found;
 
@@ -413,13 +456,16 @@ ledger_store_create(int64 ledger, const char *name, Oid role)
 	LWLockRelease(store->lock);
 }
 
-void
+int64
 ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
-					const StoreCharge *charge)
+					StoreCharge *charge, int64 max_releases)
 {
 	char		buf[RECORD_MAX];
 	LedgerSum  *sum;
+	uint64		remaining;
+	uint64		affordable;
 
+	Assert(charge->epsilon_units > 0 && max_releases >= 1);
 	require_store();
 	LWLockAcquire(store->lock, LW_EXCLUSIVE);
 	refuse_if_damaged();
@@ -431,17 +477,38 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 				 errdetail("Its creation is not in \"%s\"; the file may have been lost or replaced.",
 						   STORE_FILE),
 				 errhint("Restore the file from a backup, or drop and create the ledger again.")));
-	if (sum->spent_units > budget_units ||
-		charge->epsilon_units > budget_units - sum->spent_units)
+	remaining = sum->spent_units > budget_units ? 0 : budget_units - sum->spent_units;
+	affordable = remaining / charge->epsilon_units;
+	if (affordable == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
 				 errmsg("privacy budget of ledger \"%s\" would be overspent", name),
 				 errdetail("Requested epsilon %s, remaining epsilon %s.",
 						   spec_format_epsilon(charge->epsilon_units),
-						   spec_format_epsilon(sum->spent_units > budget_units ? 0 :
-											   budget_units - sum->spent_units))));
+						   spec_format_epsilon(remaining))));
+	charge->releases = (uint64) max_releases < affordable ? max_releases : (int64) affordable;
+	charge->epsilon_units *= charge->releases;
 	append_durably(build_record(buf, STORE_CHARGE, ledger, charge->epsilon_units, charge));
 	sum->spent_units += charge->epsilon_units;
+	LWLockRelease(store->lock);
+	return charge->releases;
+}
+
+void
+ledger_store_refund(StoreCharge *refund)
+{
+	char		buf[RECORD_MAX];
+	LedgerSum  *sum;
+
+	require_store();
+	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+	refuse_if_damaged();
+	sum = hash_search(sums, &refund->ledger, HASH_FIND, NULL);
+	/* the caller charged at least this much, and nothing lowers a sum else */
+	if (sum == NULL || sum->spent_units < refund->epsilon_units)
+		elog(ERROR, "refund of more than ledger " INT64_FORMAT " was charged", refund->ledger);
+	append_durably(build_record(buf, STORE_REFUND, refund->ledger, refund->epsilon_units, refund));
+	sum->spent_units -= refund->epsilon_units;
 	LWLockRelease(store->lock);
 }
 
@@ -489,12 +556,13 @@ ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg)
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("could not read the ledger store \"%s\" at offset %lld",
 							STORE_FILE, (long long) offset)));
-		if (rec->kind == STORE_CHARGE)
+		if (rec->kind == STORE_CHARGE || rec->kind == STORE_REFUND)
 		{
 			charge.at = rec->at;
 			charge.role = rec->role;
 			charge.ledger = rec->ledger;
 			charge.epsilon_units = rec->epsilon_units;
+			charge.refund = rec->kind == STORE_REFUND;
 			charge.function = rec->text;
 			charge.statement = rec->text + strlen(rec->text) + 1;
 			fn(&charge, arg);

@@ -8,13 +8,20 @@
 
 #include "datatype/timestamp.h"
 
-/* A charge as the store keeps it, for the audit. */
+/*
+ * A charge as the store keeps it, for the audit: epsilon_units in all, for
+ * releases releases (the function text counts them when there are several;
+ * the store does not keep the number apart).  A refund gives back what was
+ * paid in advance for releases that were never made.
+ */
 typedef struct StoreCharge
 {
 	TimestampTz at;
 	Oid			role;
 	int64		ledger;
 	uint64		epsilon_units;
+	int64		releases;
+	bool		refund;
 	const char *function;
 	const char *statement;
 } StoreCharge;
@@ -27,11 +34,20 @@ extern void ledger_store_shmem_startup(void);
 extern void ledger_store_create(int64 ledger, const char *name, Oid role);
 
 /*
- * Charge epsilon_units to a ledger whose budget is budget_units, durably,
- * or raise an error if that would overspend it.  name is for messages.
+ * Charge a ledger whose budget is budget_units, durably, for as many
+ * releases of charge->epsilon_units each as the budget affords, at least one
+ * and at most max_releases, and return how many; raise an error if not even
+ * one fits.  charge->releases and the total are filled in.  name is for
+ * messages.
  */
-extern void ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
-								const StoreCharge *charge);
+extern int64 ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
+								 StoreCharge *charge, int64 max_releases);
+
+/*
+ * Give back, durably, releases x epsilon_units paid in advance by charges
+ * that this backend made and whose releases were never made.
+ */
+extern void ledger_store_refund(StoreCharge *refund);
 
 /* Epsilon spent so far; false if the store has no such ledger. */
 extern bool ledger_store_spent(int64 ledger, uint64 *spent_units);

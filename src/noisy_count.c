@@ -10,7 +10,12 @@
  * or an error there would tell that the set is empty.  Under a parallel plan
  * the final step's argument is a reference to the partial aggregate below,
  * so the argument expressions are found by following those references down.
- * The ledger is charged once per call site and scan: groups are disjoint.
+ * They must be one value for the whole call (call_site.c): they are read once
+ * per call site.  Every group is a release of its own and pays for itself
+ * from the call site's charges (ledger.c).
+ *
+ * IDENTIFICATION
+ *	  src/noisy_count.c
  */
 #include "postgres.h"
 
@@ -21,6 +26,7 @@
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 
+#include "call_site.h"
 #include "ledger.h"
 #include "report.h"
 #include "spec.h"
@@ -38,7 +44,7 @@ outer_child(Plan *plan)
 
 /* The expression of the aggregate's argument argno, which must not vary by row. */
 static Expr *
-argument_expression(AggState *aggstate, Aggref *aggref, int argno, const char *what)
+argument_expression(AggState *aggstate, Aggref *aggref, int argno)
 {
 	List	   *args = aggref->args;
 	Plan	   *plan = aggstate->ss.ps.plan;
@@ -63,57 +69,66 @@ argument_expression(AggState *aggstate, Aggref *aggref, int argno, const char *w
 		args = ((Aggref *) expr)->args;
 	}
 	expr = list_nth_node(TargetEntry, args, argno)->expr;
-	if (contain_var_clause((Node *) expr) || contain_volatile_functions((Node *) expr))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s of noisy_count must be the same for every row", what),
-				 errhint("Give a constant or a query parameter.")));
+	call_site_require_constant(expr, "noisy_count");
 	return expr;
 }
 
-/* What a call site keeps for the whole query. */
+static NullableDatum
+evaluate_once(Expr *expr, AggState *aggstate)
+{
+	ExprState  *state = ExecInitExpr(expr, &aggstate->ss.ps);
+	NullableDatum result;
+
+	result.value = ExecEvalExprSwitchContext(state, aggstate->ss.ps.ps_ExprContext,
+											 &result.isnull);
+	return result;
+}
+
+/* What a call site keeps for the whole query: its parameters, read once, and its charges. */
 typedef struct NoisyCountSite
 {
-	ExprState  *epsilon;
-	ExprState  *ledger;			/* NULL: contcount.ledger pays */
+	cc_params	params;
 	ChargeSite	charge;
 } NoisyCountSite;
 
 static NoisyCountSite *
 noisy_count_site(FunctionCallInfo fcinfo, AggState *aggstate, Aggref *aggref)
 {
-	NoisyCountSite *site = fcinfo->flinfo->fn_extra;
+	NoisyCountSite *site;
 	MemoryContext old;
+	NullableDatum horizon = {Int64GetDatum(1), false};
+	NullableDatum ledger = {(Datum) 0, true};
+	SpecArgs	args;
 
-	if (site != NULL)
-		return site;
+	call_site_check(fcinfo, -1, "noisy_count");
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	site = palloc0(sizeof(NoisyCountSite));
-	site->epsilon = ExecInitExpr(argument_expression(aggstate, aggref, 0, "epsilon"),
-								 &aggstate->ss.ps);
+	/* one step of simple II: Laplace(1/epsilon) on the count */
+	spec_with_defaults(&args, "simple_ii",
+					   evaluate_once(argument_expression(aggstate, aggref, 0), aggstate), horizon);
+	spec_to_params(&args, &site->params);
 	if (list_length(aggref->aggargtypes) > 1)
-		site->ledger = ExecInitExpr(argument_expression(aggstate, aggref, 1, "ledger"),
-									&aggstate->ss.ps);
-	fcinfo->flinfo->fn_extra = site;
+		ledger = evaluate_once(argument_expression(aggstate, aggref, 1), aggstate);
+	ledger_site_init(&site->charge, ledger.isnull ? NULL : TextDatumGetCString(ledger.value),
+					 site->params.epsilon_units, "noisy_count");
 	MemoryContextSwitchTo(old);
 	return site;
 }
 
-static NullableDatum
-evaluate(ExprState *expr, AggState *aggstate)
-{
-	NullableDatum result;
-
-	result.value = ExecEvalExprSwitchContext(expr, aggstate->ss.ps.ps_ExprContext,
-											 &result.isnull);
-	return result;
-}
-
-/* Counts rows for noisy_count(epsilon, ledger); the one-argument form uses int8inc_any. */
+/*
+ * Counts rows for noisy_count(epsilon, ledger); the one-argument form uses
+ * int8inc_any.  Checks once per query where it runs, like every support
+ * function.
+ */
 PG_FUNCTION_INFO_V1(noisy_count_step);
 Datum
 noisy_count_step(PG_FUNCTION_ARGS)
 {
+	if (fcinfo->flinfo->fn_extra == NULL)
+	{
+		call_site_check(fcinfo, -1, "noisy_count");
+		fcinfo->flinfo->fn_extra = fcinfo->flinfo;	/* checked */
+	}
 	PG_RETURN_INT64(PG_GETARG_INT64(0) + 1);
 }
 
@@ -123,32 +138,22 @@ noisy_count_final(PG_FUNCTION_ARGS)
 {
 	Aggref	   *aggref = AggGetAggref(fcinfo);
 	AggState   *aggstate = (AggState *) fcinfo->context;
-	NoisyCountSite *site;
-	NullableDatum horizon = {Int64GetDatum(1), false};
-	NullableDatum ledger = {(Datum) 0, true};
-	SpecArgs	args;
-	cc_params	params;
+	NoisyCountSite *site = fcinfo->flinfo->fn_extra;
 	cc_state   *state;
 	cc_release	release;
 
-	if (aggref == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("noisy_count cannot be used as a window function"),
-				 errhint("Use running_count for a count at every row.")));
-	site = noisy_count_site(fcinfo, aggstate, aggref);
-
-	/* one step of simple II: Laplace(1/epsilon) on the count */
-	spec_with_defaults(&args, "simple_ii", evaluate(site->epsilon, aggstate), horizon);
-	spec_to_params(&args, &params);
-	if (site->ledger)
-		ledger = evaluate(site->ledger, aggstate);
-	ledger_charge_site(&site->charge, &aggstate->ss.ps,
-					   ledger.isnull ? NULL : TextDatumGetCString(ledger.value),
-					   params.epsilon_units, "noisy_count");
-
-	state = palloc(cc_state_size(&params));
-	cc_state_init(state, &params);
+	if (site == NULL)
+	{
+		if (aggref == NULL && fcinfo->context != NULL && IsA(fcinfo->context, WindowAggState))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("noisy_count cannot be used as a window function"),
+					 errhint("Use running_count for a count at every row.")));
+		fcinfo->flinfo->fn_extra = site = noisy_count_site(fcinfo, aggstate, aggref);
+	}
+	ledger_pay_release(&site->charge, &aggstate->ss.ps);
+	state = palloc(cc_state_size(&site->params));
+	cc_state_init(state, &site->params);
 	push_or_report(state, PG_GETARG_INT64(0));
 	cc_read(state, &release);
 	PG_RETURN_INT64(release.noisy);

@@ -11,6 +11,13 @@
  * backend's life: the plan cache re-plans them if search_path differs from
  * the one they were made under, and here it never does.
  *
+ * Every statement runs on a snapshot taken for it, not on the caller's: a
+ * budget cut, a ledger dropped or a grant revoked binds from its commit even
+ * inside a REPEATABLE READ transaction that began before it.  Charges read
+ * the committed state alone (owner_read_committed), so a budget raised or a
+ * grant given in the caller's own open transaction does not count before it
+ * commits; management sees its own transaction's changes too.
+ *
  * IDENTIFICATION
  *	  src/owner_spi.c
  */
@@ -20,7 +27,9 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "miscadmin.h"
+#include "storage/procarray.h"
 #include "utils/guc.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "owner_spi.h"
@@ -70,10 +79,26 @@ owner_end(OwnerScope *scope)
 	SetUserIdAndSecContext(scope->caller, scope->caller_context);
 }
 
-void
-owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
-		  const Datum *values, const char *nulls, int expected)
+/*
+ * A snapshot of what is committed now, registered: with the changes of the
+ * current transaction up to now, or without any of them.
+ */
+static Snapshot
+snapshot_now(bool own_changes)
 {
+	static SnapshotData latest = {SNAPSHOT_MVCC};
+	Snapshot	snapshot = RegisterSnapshot(GetSnapshotData(&latest));
+
+	if (!own_changes)
+		snapshot->curcid = FirstCommandId;
+	return snapshot;
+}
+
+static void
+run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+	const Datum *values, const char *nulls, int expected, bool own_changes)
+{
+	Snapshot	snapshot;
 	int			rc;
 
 	if (*plan == NULL)
@@ -81,11 +106,28 @@ owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 		SPIPlanPtr	prepared = SPI_prepare(sql, nargs, (Oid *) types);
 
 		if (prepared == NULL || SPI_keepplan(prepared) != 0)
-			elog(ERROR, "contcount: could not prepare \"%s\": %s", sql,
+			elog(ERROR, "could not prepare \"%s\": %s", sql,
 				 SPI_result_code_string(SPI_result));
 		*plan = prepared;
 	}
-	rc = SPI_execute_plan(*plan, (Datum *) values, nulls, false, 0);
+	snapshot = snapshot_now(own_changes);
+	rc = SPI_execute_snapshot(*plan, (Datum *) values, nulls, snapshot, InvalidSnapshot,
+							  !own_changes, true, 0);
+	UnregisterSnapshot(snapshot);
 	if (rc != expected)
-		elog(ERROR, "contcount: \"%s\" returned %s", sql, SPI_result_code_string(rc));
+		elog(ERROR, "\"%s\" returned %s", sql, SPI_result_code_string(rc));
+}
+
+void
+owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+		  const Datum *values, const char *nulls, int expected)
+{
+	run(plan, sql, nargs, types, values, nulls, expected, true);
+}
+
+void
+owner_read_committed(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+					 const Datum *values, const char *nulls)
+{
+	run(plan, sql, nargs, types, values, nulls, SPI_OK_SELECT, false);
 }

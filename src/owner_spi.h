@@ -35,10 +35,19 @@ extern void owner_end(OwnerScope *scope);
 
 /*
  * Run one statement through a plan prepared on first use and kept in *plan
- * for the life of the backend.  nulls as SPI wants them, or NULL.  Raises an
- * error unless SPI answers expected.
+ * for the life of the backend, on a snapshot of what is committed now plus
+ * the current transaction's changes (never the caller's older snapshot).
+ * nulls as SPI wants them, or NULL.  Raises an error unless SPI answers
+ * expected.
  */
 extern void owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 					  const Datum *values, const char *nulls, int expected);
+
+/*
+ * The same for a SELECT, on what is committed now, without any change of
+ * the current transaction: what a charge may rely on.
+ */
+extern void owner_read_committed(SPIPlanPtr *plan, const char *sql, int nargs,
+								 const Oid *types, const Datum *values, const char *nulls);
 
 #endif							/* CONTCOUNT_OWNER_SPI_H */

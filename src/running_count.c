@@ -10,37 +10,48 @@
  * the aggregate for every row and draw the same items' noise again, so only
  * frames starting at UNBOUNDED PRECEDING are accepted.
  *
- * The ledger is charged by the first final call of a scan, before its value
- * is returned: partitions and groups are disjoint, one charge covers them.
+ * Every stream (each partition of a window, each group of a GROUP BY, each
+ * scan of the plan node) is a release of its own: the final function pays
+ * for it from the call site's charges (ledger.c) before its first value is
+ * returned.  The parameters are checked once per call site to be one value
+ * for the whole call (call_site.c), read once, and used for every stream.
+ *
+ * IDENTIFICATION
+ *	  src/running_count.c
  */
 #include "postgres.h"
 
 #include "nodes/execnodes.h"
-#include "utils/datum.h"
-#include "utils/lsyscache.h"
 
+#include "call_site.h"
 #include "ledger.h"
 #include "release.h"
 #include "report.h"
 #include "spec.h"
 
-/* The arguments after the item: (mechanism) or (epsilon, horizon). */
-#define MAX_CONFIG_ARGS 2
+/* The aggregate's arguments after the item are parameters: (mechanism) or (epsilon, horizon). */
+#define FIRST_PARAMETER 1
 
+/* What the transition function keeps for the whole call site. */
+typedef struct StepSite
+{
+	cc_params	params;
+	char	   *ledger;			/* the ledger named, or NULL */
+} StepSite;
+
+/* One stream's transition state. */
 typedef struct RunningCount
 {
-	int			nconfig;
-	NullableDatum config[MAX_CONFIG_ARGS];	/* as first seen, to hold rows to */
-	int16		typlen[MAX_CONFIG_ARGS];
-	bool		typbyval[MAX_CONFIG_ARGS];
-	char	   *ledger;			/* the ledger named, or NULL */
 	cc_state   *state;
+	const char *ledger;			/* the call site's */
+	bool		paid;			/* its release is paid for */
 } RunningCount;
 
-/* What a call site of the final function keeps for the whole query. */
+/* What the final function keeps for the whole call site. */
 typedef struct FinalSite
 {
 	ReleaseRowType *row_type;
+	bool		charging;		/* charge is set up (at the first stream) */
 	ChargeSite	charge;
 } FinalSite;
 
@@ -57,11 +68,16 @@ check_window_frame(FunctionCallInfo fcinfo)
 				 errhint("Use OVER (ORDER BY ... ROWS UNBOUNDED PRECEDING): a moving frame would restart the stream and redraw its noise.")));
 }
 
-static void
-params_from_args(FunctionCallInfo fcinfo, cc_params *params, char **ledger)
+/* Check the call site and read its parameters, once per query. */
+static StepSite *
+step_site(FunctionCallInfo fcinfo, int context)
 {
+	StepSite   *site;
 	SpecArgs	args;
 
+	call_site_check(fcinfo, FIRST_PARAMETER, "running_count");
+	if (context == AGG_CONTEXT_WINDOW)
+		check_window_frame(fcinfo);
 	if (PG_NARGS() == 3)
 	{
 		/* running_count(item, mechanism) */
@@ -76,55 +92,11 @@ params_from_args(FunctionCallInfo fcinfo, cc_params *params, char **ledger)
 		/* running_count(item, epsilon, horizon): the binary mechanism */
 		spec_with_defaults(&args, "binary", fcinfo->args[2], fcinfo->args[3]);
 	}
-	spec_to_params(&args, params);
-	*ledger = spec_ledger(&args);
-}
-
-static RunningCount *
-running_count_start(FunctionCallInfo fcinfo, int context, MemoryContext aggcxt)
-{
-	MemoryContext old;
-	RunningCount *rc;
-	cc_params	params;
-	char	   *ledger;
-
-	if (context == AGG_CONTEXT_WINDOW)
-		check_window_frame(fcinfo);
-	params_from_args(fcinfo, &params, &ledger);
-
-	old = MemoryContextSwitchTo(aggcxt);
-	rc = palloc(sizeof(RunningCount));
-	rc->nconfig = PG_NARGS() - 2;
-	for (int i = 0; i < rc->nconfig; i++)
-	{
-		get_typlenbyval(get_fn_expr_argtype(fcinfo->flinfo, i + 2),
-						&rc->typlen[i], &rc->typbyval[i]);
-		rc->config[i].isnull = fcinfo->args[i + 2].isnull;
-		rc->config[i].value = rc->config[i].isnull ? (Datum) 0 :
-			datumCopy(fcinfo->args[i + 2].value, rc->typbyval[i], rc->typlen[i]);
-	}
-	rc->ledger = ledger ? pstrdup(ledger) : NULL;
-	rc->state = palloc(cc_state_size(&params));
-	cc_state_init(rc->state, &params);
-	MemoryContextSwitchTo(old);
-	return rc;
-}
-
-/* One stream has one set of parameters: every row must repeat the first. */
-static void
-check_config_unchanged(FunctionCallInfo fcinfo, const RunningCount *rc)
-{
-	for (int i = 0; i < rc->nconfig; i++)
-	{
-		NullableDatum arg = fcinfo->args[i + 2];
-
-		if (arg.isnull != rc->config[i].isnull ||
-			(!arg.isnull &&
-			 !datumIsEqual(arg.value, rc->config[i].value, rc->typbyval[i], rc->typlen[i])))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("running_count parameters must be the same for every row of a stream")));
-	}
+	site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(StepSite));
+	spec_to_params(&args, &site->params);
+	if (spec_ledger(&args) != NULL)
+		site->ledger = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, spec_ledger(&args));
+	return site;
 }
 
 PG_FUNCTION_INFO_V1(running_count_step);
@@ -133,17 +105,21 @@ running_count_step(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcxt;
 	int			context = AggCheckCallContext(fcinfo, &aggcxt);
+	StepSite   *site = fcinfo->flinfo->fn_extra;
 	RunningCount *rc;
 
-	if (context == 0)
-		elog(ERROR, "running_count_step called in non-aggregate context");
+	if (site == NULL)
+		fcinfo->flinfo->fn_extra = site = step_site(fcinfo, context);
 	if (PG_ARGISNULL(0))
-		rc = running_count_start(fcinfo, context, aggcxt);
-	else
 	{
-		rc = (RunningCount *) PG_GETARG_POINTER(0);
-		check_config_unchanged(fcinfo, rc);
+		rc = MemoryContextAlloc(aggcxt, sizeof(RunningCount));
+		rc->state = MemoryContextAlloc(aggcxt, cc_state_size(&site->params));
+		cc_state_init(rc->state, &site->params);
+		rc->ledger = site->ledger;
+		rc->paid = false;
 	}
+	else
+		rc = (RunningCount *) PG_GETARG_POINTER(0);
 	push_or_report(rc->state, PG_ARGISNULL(1) ? 0 : PG_GETARG_INT64(1));
 	PG_RETURN_POINTER(rc);
 }
@@ -156,17 +132,30 @@ running_count_final(PG_FUNCTION_ARGS)
 	RunningCount *rc;
 	cc_release	release;
 
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	rc = (RunningCount *) PG_GETARG_POINTER(0);
 	if (site == NULL)
 	{
+		call_site_check(fcinfo, -1, "running_count");
 		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FinalSite));
 		site->row_type = release_row_type(fcinfo);
 		fcinfo->flinfo->fn_extra = site;
 	}
-	ledger_charge_site(&site->charge, (PlanState *) fcinfo->context, rc->ledger,
-					   cc_state_params(rc->state)->epsilon_units, "running_count");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	rc = (RunningCount *) PG_GETARG_POINTER(0);
+	if (!rc->paid)
+	{
+		if (!site->charging)
+		{
+			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+			ledger_site_init(&site->charge, rc->ledger,
+							 cc_state_params(rc->state)->epsilon_units, "running_count");
+			MemoryContextSwitchTo(old);
+			site->charging = true;
+		}
+		ledger_pay_release(&site->charge, (PlanState *) fcinfo->context);
+		rc->paid = true;
+	}
 	cc_read(rc->state, &release);
 	PG_RETURN_DATUM(release_row(site->row_type, &release));
 }
