@@ -21,6 +21,12 @@ SELECT * FROM contcount.counter_internals('c');
 SELECT count(*) FROM contcount.running_counts(ARRAY(SELECT generate_series(1,300)::bigint), 0.5, mechanism => 'hybrid');
 SELECT contcount.noisy_count(0.5) FROM t;
 SELECT count(r) FROM (SELECT contcount.running_count(i, 0.5, 1000) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) r FROM t) x;
+-- every group pays, in batches with a refund; parameters read once per call site
+SELECT count(n) FROM (SELECT contcount.noisy_count(0.01, 'vg') AS n FROM t GROUP BY i % 37) x;
+SELECT count(r) FROM (SELECT contcount.running_count(i, contcount.mechanism('binary', 0.01, 1000)) OVER (PARTITION BY i % 5 ORDER BY i ROWS UNBOUNDED PRECEDING) r FROM t) x;
+DO $$ BEGIN PERFORM contcount.noisy_count(i) FROM t; EXCEPTION WHEN invalid_parameter_value THEN NULL; END $$;
+SELECT contcount.alter_ledger('vg', 200);
+SELECT count(*) FROM contcount.budget_changes;
 SELECT * FROM contcount.ledgers;
 SELECT count(*) FROM contcount.charges;
 SELECT contcount.drop_counter('c');
