@@ -31,18 +31,36 @@ INSERT INTO configs VALUES
     ('binary', 'binary', NULL, 8),
     ('hybrid', 'hybrid', NULL, 9);
 
--- Every release of every stream by every mechanism, epsilon = 1: one window
--- call site, one partition a stream.
-CREATE TABLE errors AS
-SELECT label, horizon, trial, t, (r).noisy_count - c AS err, (r).stddev AS stddev
-FROM (
-    SELECT cf.label, e.horizon, e.trial, e.t, e.c,
-           contcount.running_count(e.x, contcount.mechanism(cf.mechanism, 1,
-               horizon => CASE WHEN cf.mechanism = 'hybrid' THEN NULL ELSE e.horizon END,
-               block => cf.block_size))
-             OVER (PARTITION BY cf.label, e.horizon, e.trial ORDER BY e.t ROWS UNBOUNDED PRECEDING) AS r
-    FROM exact e CROSS JOIN configs cf
-) releases;
+-- Every release of every stream by every mechanism, epsilon = 1, one window
+-- partition a stream.  running_count takes its parameters from constants or
+-- query parameters only (one value for the whole call site), so one INSERT a
+-- mechanism and horizon, its parameters PL/pgSQL variables.
+CREATE TABLE errors (label text, horizon int, trial int, t int, err numeric, stddev float8);
+DO $$
+DECLARE
+    cf record;
+    v_horizon int;
+    v_mechanism text;
+    v_block bigint;
+    v_stream_horizon bigint;
+BEGIN
+    FOR cf IN SELECT * FROM configs ORDER BY ord LOOP
+        FOR v_horizon IN SELECT DISTINCT horizon FROM streams ORDER BY 1 LOOP
+            v_mechanism := cf.mechanism;
+            v_block := cf.block_size;
+            v_stream_horizon := CASE WHEN cf.mechanism = 'hybrid' THEN NULL ELSE v_horizon END;
+            INSERT INTO errors
+            SELECT cf.label, v_horizon, trial, t, (r).noisy_count - c, (r).stddev
+            FROM (
+                SELECT e.trial, e.t, e.c,
+                       contcount.running_count(e.x, contcount.mechanism(v_mechanism, 1,
+                           horizon => v_stream_horizon, block => v_block))
+                         OVER (PARTITION BY e.trial ORDER BY e.t ROWS UNBOUNDED PRECEDING) AS r
+                FROM exact e WHERE e.horizon = v_horizon
+            ) releases;
+        END LOOP;
+    END LOOP;
+END $$;
 
 -- Mean absolute error at every t, one column per mechanism, for the plots.
 CREATE TABLE mean_errors AS
@@ -134,17 +152,29 @@ SELECT tr.trial, s.t, (random() < 0.5)::int::bigint AS x
 FROM generate_series(1, :vtrials) tr(trial), generate_series(1, 1000) s(t);
 CREATE TABLE vexact AS
 SELECT trial, t, x, sum(x) OVER (PARTITION BY trial ORDER BY t) AS c FROM vstreams;
-CREATE TABLE verrors AS
-SELECT label, t, (r).noisy_count - c AS err, (r).stddev AS stddev
-FROM (
-    SELECT cf.label, e.trial, e.t, e.c,
-           contcount.running_count(e.x, contcount.mechanism(cf.mechanism, 1,
-               horizon => CASE WHEN cf.mechanism = 'hybrid' THEN NULL ELSE 1000 END))
-             OVER (PARTITION BY cf.label, e.trial ORDER BY e.t ROWS UNBOUNDED PRECEDING) AS r
-    FROM vexact e
-    CROSS JOIN (SELECT * FROM configs WHERE block_size IS NULL) cf
-) releases
-WHERE t IN (1, 10, 100, 500, 1000);
+-- one INSERT a mechanism, as for errors
+CREATE TABLE verrors (label text, t int, err numeric, stddev float8);
+DO $$
+DECLARE
+    cf record;
+    v_mechanism text;
+    v_stream_horizon bigint;
+BEGIN
+    FOR cf IN SELECT * FROM configs WHERE block_size IS NULL ORDER BY ord LOOP
+        v_mechanism := cf.mechanism;
+        v_stream_horizon := CASE WHEN cf.mechanism = 'hybrid' THEN NULL ELSE 1000 END;
+        INSERT INTO verrors
+        SELECT cf.label, t, (r).noisy_count - c, (r).stddev
+        FROM (
+            SELECT e.trial, e.t, e.c,
+                   contcount.running_count(e.x, contcount.mechanism(v_mechanism, 1,
+                       horizon => v_stream_horizon))
+                     OVER (PARTITION BY e.trial ORDER BY e.t ROWS UNBOUNDED PRECEDING) AS r
+            FROM vexact e
+        ) releases
+        WHERE t IN (1, 10, 100, 500, 1000);
+    END LOOP;
+END $$;
 \o :out/variance.txt
 SELECT label AS mechanism, t, round((max(stddev) ^ 2)::numeric, 1) AS "formula",
        round(var_pop(err)::numeric, 1) AS "empirical",
