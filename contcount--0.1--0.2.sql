@@ -32,11 +32,12 @@ CREATE TABLE contcount.budget_change (
 REVOKE ALL ON contcount.budget_change FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('contcount.budget_change', '');
 
--- 0.1 kept no history of budgets: what the upgrade found is where it starts.
+-- 0.1 kept no history of budgets: what the upgrade found, recorded as the
+-- upgrading role's, is where it starts.
 INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget)
-SELECT l.created_by, l.id, 'upgrade', NULL, l.budget
-FROM contcount.ledger l
-WHERE l.dropped_at IS NULL;
+SELECT r.oid, l.id, 'upgrade', NULL, l.budget
+FROM contcount.ledger l, pg_catalog.pg_roles r
+WHERE l.dropped_at IS NULL AND r.rolname OPERATOR(pg_catalog.=) CURRENT_USER;
 
 CREATE FUNCTION contcount.budget_change_rows(
     OUT at timestamptz, OUT role regrole, OUT ledger text, OUT action text,
