@@ -87,7 +87,8 @@ FROM unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid']) WIT
 WHERE t = 60 ORDER BY o;
 
 \echo
-\echo '== Per country (PARTITION BY): the last week of the binary release.'
+\echo '== Per country (PARTITION BY): the last week of the binary release.  Each country is a'
+\echo '   release of its own and pays epsilon = 1: three countries, epsilon = 3 in all.'
 SELECT country, day, (r).noisy_count, exact, round((r).stddev::numeric, 1) AS stddev
 FROM (
     SELECT country, day,
