@@ -409,14 +409,17 @@ append_durably(const StoreRecord *rec)
 	if (!ok)
 	{
 		int			save_errno = errno;
+		bool		full;
 
 		/* take back what may have been written, or stop trusting the file */
 		if (ftruncate(fd, store->size) != 0 || pg_fsync(fd) != 0)
 			mark_damaged("a failed write could not be taken back");
 		CloseTransientFile(fd);
 		errno = save_errno;
+		/* a file size limit or a quota is a full disk for this file too */
+		full = errno == EFBIG || errno == EDQUOT;
 		ereport(ERROR,
-				(errcode_for_file_access(),
+				(full ? errcode(ERRCODE_DISK_FULL) : errcode_for_file_access(),
 				 errmsg("could not write the ledger store \"%s\": %m", STORE_FILE)));
 	}
 	CloseTransientFile(fd);
