@@ -45,7 +45,8 @@ lookup_counter(const char *name, CounterRow *row)
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 
-	owner_run(&plan, "SELECT id, owner, finished FROM contcount.counter WHERE name = $1",
+	owner_run(&plan,
+			  "SELECT id, owner, finished FROM contcount.counter WHERE name OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
@@ -263,8 +264,9 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 	require_owner(&scope, name, &row);
 	values[0] = Int64GetDatum(row.id);
 	owner_run(&plan,
-			  "WITH d AS (DELETE FROM contcount.counter_delta WHERE counter_id = $1) "
-			  "DELETE FROM contcount.counter WHERE id = $1",
+			  "WITH d AS (DELETE FROM contcount.counter_delta "
+			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
+			  "DELETE FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
 	counter_shmem_forget_at_commit(row.id);
@@ -299,7 +301,8 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 				  2, types, values, NULL, SPI_OK_INSERT);
 	else
 		owner_run(&revoke_plan,
-				  "DELETE FROM contcount.counter_grant WHERE counter_id = $1 AND role_id = $2",
+				  "DELETE FROM contcount.counter_grant "
+				  "WHERE counter_id OPERATOR(pg_catalog.=) $1 AND role_id OPERATOR(pg_catalog.=) $2",
 				  2, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
 }
@@ -377,12 +380,12 @@ releases(FunctionCallInfo fcinfo, bool latest_only)
 	if (latest_only)
 		owner_run(&latest_plan,
 				  "SELECT t, noisy_count, stddev, bound, released_at FROM contcount.counter_release "
-				  "WHERE counter_id = $1 ORDER BY t DESC LIMIT 1",
+				  "WHERE counter_id OPERATOR(pg_catalog.=) $1 ORDER BY t DESC LIMIT 1",
 				  1, types, values, NULL, SPI_OK_SELECT);
 	else
 		owner_run(&all_plan,
 				  "SELECT t, noisy_count, stddev, bound, released_at FROM contcount.counter_release "
-				  "WHERE counter_id = $1 ORDER BY t",
+				  "WHERE counter_id OPERATOR(pg_catalog.=) $1 ORDER BY t",
 				  1, types, values, NULL, SPI_OK_SELECT);
 	return_spi_rows(fcinfo);
 	owner_end(&scope);
@@ -430,9 +433,9 @@ contcount_counter_internals(PG_FUNCTION_ARGS)
 	row = require_counter(name);
 	values[0] = Int64GetDatum(row.id);
 	owner_run(&plan,
-			  "SELECT steps, state, (SELECT coalesce(sum(n), 0)::pg_catalog.int8 "
-			  "FROM contcount.counter_delta WHERE counter_id = $1) "
-			  "FROM contcount.counter WHERE id = $1",
+			  "SELECT steps, state, (SELECT coalesce(pg_catalog.sum(n), 0)::pg_catalog.int8 "
+			  "FROM contcount.counter_delta WHERE counter_id OPERATOR(pg_catalog.=) $1) "
+			  "FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_SELECT);
 	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	blob = DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));

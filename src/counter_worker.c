@@ -98,8 +98,8 @@ load_counters(CounterShared *cs)
 	installed = extension_installed();
 	if (installed &&
 		SPI_execute("SELECT id, name, finished, steps, started_at, "
-					"(extract(epoch FROM step) * 1000000)::pg_catalog.int8, state "
-					"FROM contcount.counter", true, 0) != SPI_OK_SELECT)
+					"(extract(epoch FROM step) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, "
+					"state FROM contcount.counter", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read contcount.counter");
 
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
@@ -197,7 +197,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	begin_work();
 	pgstat_report_activity(STATE_RUNNING, "closing a contcount step");
 	if (SPI_execute_with_args("SELECT name, state FROM contcount.counter "
-							  "WHERE id = $1 AND NOT finished FOR UPDATE",
+							  "WHERE id OPERATOR(pg_catalog.=) $1 AND NOT finished FOR UPDATE",
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read counter " INT64_FORMAT, id);
 	if (SPI_processed == 0)
@@ -216,7 +216,8 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	state = (cc_state *) state_buf.bytes;
 
 	/* the counts committed before this snapshot, and only those */
-	if (SPI_execute_with_args("DELETE FROM contcount.counter_delta WHERE counter_id = $1 RETURNING n",
+	if (SPI_execute_with_args("DELETE FROM contcount.counter_delta "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1 RETURNING n",
 							  1, types, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not read the counts of counter \"%s\"", name);
 	for (uint64 r = 0; r < SPI_processed; r++)
@@ -229,7 +230,8 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	if (status == CC_PAST_HORIZON)
 	{
 		/* a bounded counter stops; its last counts are dropped with the deltas */
-		if (SPI_execute_with_args("UPDATE contcount.counter SET finished = true WHERE id = $1",
+		if (SPI_execute_with_args("UPDATE contcount.counter SET finished = true "
+								  "WHERE id OPERATOR(pg_catalog.=) $1",
 								  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not finish counter \"%s\"", name);
 		end_work();
@@ -266,7 +268,8 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		if (SPI_execute_with_args("WITH r AS (INSERT INTO contcount.counter_release "
 								  "(counter_id, t, noisy_count, stddev, bound, released_at) "
 								  "VALUES ($1, $2, $3, $4, $5, pg_catalog.now())) "
-								  "UPDATE contcount.counter SET steps = $2, state = $6 WHERE id = $1",
+								  "UPDATE contcount.counter SET steps = $2, state = $6 "
+								  "WHERE id OPERATOR(pg_catalog.=) $1",
 								  6, wtypes, wargs, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not store the step of counter \"%s\"", name);
 	}
