@@ -17,7 +17,7 @@ GLUE_SRCS = src/contcount.c src/settings.c src/random.c src/report.c src/spec.c 
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
 REGRESS = setup mechanism running_count running_counts noisy_count ledger attack_releases counters attack_search_path statistics
-ISOLATION = ledger_race ledger_fresh counters
+ISOLATION = ledger_race ledger_fresh counters counter_race
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

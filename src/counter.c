@@ -176,7 +176,6 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	cc_params	params;
 	cc_state   *state;
 	OwnerScope	scope;
-	CounterRow	existing;
 	uint64		id;
 	Oid			types[12] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
 	INT8OID, FLOAT8OID, TEXTOID, INTERVALOID, BYTEAOID, OIDOID};
@@ -192,24 +191,6 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	step_usecs(PG_GETARG_INTERVAL_P(4));
 	spec_from_call(fcinfo, argno, &args);
 	spec_to_params(&args, &params);
-
-	owner_begin(&scope);
-	if (lookup_counter(name, &existing))
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("counter \"%s\" already exists", name)));
-	if (SPI_execute("SELECT 1 FROM contcount.counter", true, contcount_max_counters) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the counters");
-	if (SPI_processed >= (uint64) contcount_max_counters)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("the server already holds contcount.max_counters = %d counters",
-						contcount_max_counters),
-				 errhint("Drop a counter, or raise contcount.max_counters and restart the server.")));
-	owner_end(&scope);
-
-	/* the whole continual release is paid for now, once */
-	ledger_charge(spec_ledger(&args), params.epsilon_units, "create_counter");
 
 	state = palloc(cc_state_size(&params));
 	cc_state_init(state, &params);
@@ -236,14 +217,38 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	nulls[4] = params.has_horizon ? ' ' : 'n';
 	nulls[5] = params.has_block ? ' ' : 'n';
 	nulls[8] = args.field[SPEC_LEDGER].isnull ? 'n' : ' ';
+
+	/*
+	 * The row first: a session creating the same name waits here until this
+	 * transaction ends, and is then refused before it pays anything.
+	 */
 	owner_begin(&scope);
 	values[11] = ObjectIdGetDatum(scope.caller);
 	owner_run(&plan,
 			  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
 			  "sensitivity, beta, ledger, step, state, owner, started_at) "
-			  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now())",
+			  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now()) "
+			  "ON CONFLICT (name) DO NOTHING",
 			  12, types, values, nulls, SPI_OK_INSERT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("counter \"%s\" already exists", name)));
+	if (SPI_execute("SELECT 1 FROM contcount.counter", false, contcount_max_counters + 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the counters");
+	if (SPI_processed > (uint64) contcount_max_counters)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server already holds contcount.max_counters = %d counters",
+						contcount_max_counters),
+				 errhint("Drop a counter, or raise contcount.max_counters and restart the server.")));
 	owner_end(&scope);
+
+	/*
+	 * The whole continual release is paid for now, once.  If the charge is
+	 * refused, the error takes the row back.
+	 */
+	ledger_charge(spec_ledger(&args), params.epsilon_units, "create_counter");
 	counter_shmem_wake_worker(true);
 	PG_RETURN_VOID();
 }
