@@ -49,3 +49,14 @@ LANGUAGE C STABLE PARALLEL RESTRICTED;
 -- Every budget change of a ledger the current role manages.
 CREATE VIEW contcount.budget_changes AS SELECT * FROM contcount.budget_change_rows();
 GRANT SELECT ON contcount.budget_changes TO PUBLIC;
+
+-- Counters: only the counter's owner, or a role it allowed, feeds it.  A
+-- table feeds a counter when its owner has the rights of the counter's
+-- owner, or of a role granted feed; grant_counter gives that right.
+ALTER TABLE contcount.counter_grant ADD COLUMN feed boolean NOT NULL DEFAULT false;
+
+DROP FUNCTION contcount.grant_counter(text, regrole);
+CREATE FUNCTION contcount.grant_counter(name text, role regrole, feed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_grant_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;

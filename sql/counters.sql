@@ -241,3 +241,115 @@ SELECT name FROM contcount.counters ORDER BY name;
 INSERT INTO test.signups (country, paid) VALUES ('fr', true);
 DROP TRIGGER count_paid ON test.signups;
 INSERT INTO test.signups (country, paid) VALUES ('fr', true);
+
+-- Only a counter's owner feeds it.  A table feeds a counter when the
+-- table's owner has the rights of the counter's owner, or of a role the
+-- owner allowed to feed it; any other table is refused (42501) and nothing
+-- is counted, whichever form its trigger takes.
+CREATE ROLE regress_counter_owner;
+CREATE ROLE regress_owner_team;
+GRANT regress_counter_owner TO regress_owner_team;
+CREATE ROLE regress_intruder;
+CREATE ROLE regress_feeders;
+SELECT contcount.grant_ledger('counters', 'regress_counter_owner');
+CREATE SCHEMA regress_feeding;
+GRANT USAGE ON SCHEMA test TO regress_counter_owner, regress_owner_team, regress_intruder;
+GRANT USAGE, CREATE ON SCHEMA regress_feeding
+    TO regress_counter_owner, regress_owner_team, regress_intruder;
+SET ROLE regress_counter_owner;
+SELECT contcount.create_counter('guarded', 1, horizon => 100, step => '1 day', ledger => 'counters');
+CREATE TABLE regress_feeding.own (i int);
+CREATE TRIGGER feed AFTER INSERT ON regress_feeding.own
+    FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('guarded');
+INSERT INTO regress_feeding.own SELECT generate_series(1, 3);
+-- a role with the owner's rights feeds it too
+SET ROLE regress_owner_team;
+CREATE TABLE regress_feeding.team (i int);
+CREATE TRIGGER feed AFTER INSERT ON regress_feeding.team
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('guarded');
+INSERT INTO regress_feeding.team SELECT generate_series(1, 4);
+-- someone else's tables, with each form of the trigger
+SET ROLE regress_intruder;
+CREATE TABLE regress_feeding.by_row (i int);
+CREATE TRIGGER feed AFTER INSERT ON regress_feeding.by_row
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('guarded');
+CREATE TABLE regress_feeding.by_statement (i int);
+CREATE TRIGGER feed AFTER INSERT ON regress_feeding.by_statement
+    FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('guarded');
+CREATE TABLE regress_feeding.by_transition (i int);
+CREATE TRIGGER feed AFTER INSERT ON regress_feeding.by_transition
+    REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('guarded');
+-- n rows into each of them
+CREATE FUNCTION regress_feeding.feed_all(n int) RETURNS TABLE (tab text, error text)
+LANGUAGE sql AS $$
+    SELECT tab, test.error_of(format('INSERT INTO regress_feeding.%I SELECT generate_series(1, %s)', tab, n))
+    FROM unnest(ARRAY['by_row', 'by_statement', 'by_transition']) tab
+$$;
+SELECT * FROM regress_feeding.feed_all(1000);
+RESET ROLE;
+SELECT pending AS "3 + 4" FROM test.counted('guarded');
+-- reading it is not feeding it
+SET ROLE regress_counter_owner;
+SELECT contcount.grant_counter('guarded', 'regress_intruder');
+SET ROLE regress_intruder;
+SELECT count(*) AS steps FROM contcount.history('guarded');
+SELECT * FROM regress_feeding.feed_all(1000);
+RESET ROLE;
+SELECT pending AS "still 7" FROM test.counted('guarded');
+-- allowed to feed, the intruder's tables count
+SET ROLE regress_counter_owner;
+SELECT contcount.grant_counter('guarded', 'regress_intruder', feed => true);
+SET ROLE regress_intruder;
+SELECT * FROM regress_feeding.feed_all(10);
+RESET ROLE;
+SELECT pending AS "7 + 3 * 10" FROM test.counted('guarded');
+-- granted again without feed, or revoked: refused again
+SET ROLE regress_counter_owner;
+SELECT contcount.grant_counter('guarded', 'regress_intruder', feed => false);
+SET ROLE regress_intruder;
+SELECT * FROM regress_feeding.feed_all(1000);
+SET ROLE regress_counter_owner;
+SELECT contcount.grant_counter('guarded', 'regress_intruder', feed => true);
+SELECT contcount.revoke_counter('guarded', 'regress_intruder');
+SET ROLE regress_intruder;
+SELECT * FROM regress_feeding.feed_all(1000);
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT * FROM contcount.current('guarded')$$),
+    ($$SELECT contcount.grant_counter('guarded', 'regress_intruder', feed => true)$$),
+    ($$SELECT contcount.grant_counter('guarded', 'regress_intruder', NULL)$$)
+) AS cases(s);
+-- a grant to a group lets its members' tables feed
+SET ROLE regress_counter_owner;
+SELECT contcount.grant_counter('guarded', 'regress_feeders', feed => true);
+RESET ROLE;
+GRANT regress_feeders TO regress_intruder;
+SET ROLE regress_intruder;
+SELECT * FROM regress_feeding.feed_all(100);
+RESET ROLE;
+REVOKE regress_feeders FROM regress_intruder;
+SELECT pending AS "37 + 3 * 100" FROM test.counted('guarded');
+-- a counter the worker has not loaded yet (created in this transaction) is
+-- guarded the same way
+BEGIN;
+SET ROLE regress_counter_owner;
+SELECT contcount.create_counter('guarded_new', 1, horizon => 100, step => '1 day', ledger => 'counters');
+SET ROLE regress_intruder;
+CREATE TABLE regress_feeding.by_row_new (i int);
+CREATE TRIGGER feed AFTER INSERT ON regress_feeding.by_row_new
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('guarded_new');
+SELECT test.error_of($$INSERT INTO regress_feeding.by_row_new VALUES (1)$$);
+ROLLBACK;
+-- a superuser's table may feed anyone's counter
+CREATE TABLE test.dba_table (i int);
+CREATE TRIGGER feed AFTER INSERT ON test.dba_table
+    FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('guarded');
+INSERT INTO test.dba_table VALUES (1);
+SELECT pending AS "337 + 1" FROM test.counted('guarded');
+DROP TABLE test.dba_table;
+
+SELECT contcount.drop_counter('guarded');
+SELECT contcount.revoke_ledger('counters', 'regress_counter_owner');
+DROP SCHEMA regress_feeding CASCADE;
+DROP OWNED BY regress_counter_owner, regress_owner_team, regress_intruder, regress_feeders;
+DROP ROLE regress_counter_owner, regress_owner_team, regress_intruder, regress_feeders;

@@ -8,17 +8,24 @@
  * counter_grant) that only the extension's owner reads; the functions here
  * check the caller's rights and work as the owner.  Creating a counter
  * charges its ledger once for the whole continual release.  Only the step
- * worker (counter_worker.c) closes steps and writes releases.
+ * worker (counter_worker.c) closes steps and writes releases.  A counter is
+ * fed by tables whose owner has the rights of the counter's owner, or of a
+ * role the owner allowed to feed it (counter_grant.feed): no one else can
+ * push numbers into it.
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "utils/wait_event.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "counter.h"
 #include "counter_shmem.h"
@@ -82,6 +89,28 @@ may_read(int64 counter, Oid role)
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
+/* May tables owned by role feed the counter, by a grant?  Owner scope. */
+static bool
+may_feed(int64 counter, Oid role)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {INT8OID, OIDOID};
+	Datum		values[2] = {Int64GetDatum(counter), ObjectIdGetDatum(role)};
+	bool		isnull;
+
+	/* a database still at 0.1 (until ALTER EXTENSION UPDATE) has no feed grants */
+	if (get_attnum(get_relname_relid("counter_grant", get_namespace_oid("contcount", false)),
+				   "feed") == InvalidAttrNumber)
+		return false;
+	owner_run(&plan,
+			  "SELECT EXISTS (SELECT 1 FROM contcount.counter_grant g "
+			  "JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) g.role_id "
+			  "WHERE g.counter_id OPERATOR(pg_catalog.=) $1 AND g.feed "
+			  "AND pg_catalog.pg_has_role($2, g.role_id, 'USAGE'))",
+			  2, types, values, NULL, SPI_OK_SELECT);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
 static void
 require_owner(const OwnerScope *scope, const char *name, const CounterRow *row)
 {
@@ -121,18 +150,30 @@ require_counter_database(void)
 }
 
 int64
-counter_id_by_name(const char *name, bool *finished)
+counter_to_feed(const char *name, Relation table, bool *finished)
 {
+	Oid			feeder = table->rd_rel->relowner;
 	OwnerScope	scope;
 	CounterRow	row;
-	int64		id;
 
 	require_counter_database();
-	if (counter_shmem_find(name, &id, finished))
-		return id;
-	/* not loaded by the worker yet: created in this transaction, say */
+	if (counter_shmem_find(name, &row.id, &row.owner, finished) &&
+		has_privs_of_role(feeder, row.owner))
+		return row.id;
+
+	/*
+	 * Ask the tables: the counter may be new (created in this transaction,
+	 * say), or the feeder allowed by a grant.
+	 */
 	owner_begin(&scope);
 	row = require_counter(name);
+	if (!has_privs_of_role(feeder, row.owner) && !may_feed(row.id, feeder))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("table \"%s\" may not feed counter \"%s\"",
+						RelationGetRelationName(table), name),
+				 errdetail("A counter counts the inserts into tables owned by its owner, or by roles it allowed to feed it."),
+				 errhint("The counter's owner allows a role with contcount.grant_counter(counter, role, feed => true).")));
 	owner_end(&scope);
 	*finished = row.finished;
 	return row.id;
@@ -278,32 +319,46 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* grant_counter(name, role) and revoke_counter(name, role) */
+/*
+ * grant_counter(name, role, feed): the role may read the counter, and feed
+ * it if feed (a second grant replaces the first); revoke_counter(name,
+ * role) takes both back.  A database still at 0.1 calls grant_counter(name,
+ * role), which grants reading alone.
+ */
 static void
 change_grant(FunctionCallInfo fcinfo, bool grant)
 {
 	static SPIPlanPtr grant_plan = NULL;
+	static SPIPlanPtr grant_read_plan = NULL;
 	static SPIPlanPtr revoke_plan = NULL;
 	char	   *name = name_arg(fcinfo, 0);
 	OwnerScope	scope;
 	CounterRow	row;
-	Oid			types[2] = {INT8OID, OIDOID};
-	Datum		values[2];
+	Oid			types[3] = {INT8OID, OIDOID, BOOLOID};
+	Datum		values[3];
 
-	if (PG_ARGISNULL(1))
+	if (PG_ARGISNULL(1) || (grant && PG_NARGS() > 2 && PG_ARGISNULL(2)))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("role must not be null")));
+				 errmsg("role and feed must not be null")));
 	owner_begin(&scope);
 	row = require_counter(name);
 	require_owner(&scope, name, &row);
 	values[0] = Int64GetDatum(row.id);
 	values[1] = PG_GETARG_DATUM(1);
-	if (grant)
-		owner_run(&grant_plan,
+	if (grant && PG_NARGS() == 2)
+		owner_run(&grant_read_plan,
 				  "INSERT INTO contcount.counter_grant (counter_id, role_id) VALUES ($1, $2) "
 				  "ON CONFLICT DO NOTHING",
 				  2, types, values, NULL, SPI_OK_INSERT);
+	else if (grant)
+	{
+		values[2] = PG_GETARG_DATUM(2);
+		owner_run(&grant_plan,
+				  "INSERT INTO contcount.counter_grant (counter_id, role_id, feed) VALUES ($1, $2, $3) "
+				  "ON CONFLICT (counter_id, role_id) DO UPDATE SET feed = EXCLUDED.feed",
+				  3, types, values, NULL, SPI_OK_INSERT);
+	}
 	else
 		owner_run(&revoke_plan,
 				  "DELETE FROM contcount.counter_grant "

@@ -5,8 +5,14 @@
 #ifndef CONTCOUNT_COUNTER_H
 #define CONTCOUNT_COUNTER_H
 
-/* The counter's id, or an error if there is no such counter. */
-extern int64 counter_id_by_name(const char *name, bool *finished);
+#include "utils/relcache.h"
+
+/*
+ * The id of the counter a trigger on table feeds: an error if there is no
+ * such counter (42704), or if the table's owner has neither the rights of
+ * the counter's owner nor those of a role it allowed to feed it (42501).
+ */
+extern int64 counter_to_feed(const char *name, Relation table, bool *finished);
 
 /* Count rows inserted by this (sub)transaction, committed with it. */
 extern void counter_count_rows(int64 counter, int64 rows);

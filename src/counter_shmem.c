@@ -68,7 +68,7 @@ counter_shared(void)
 }
 
 bool
-counter_shmem_find(const char *name, int64 *id, bool *finished)
+counter_shmem_find(const char *name, int64 *id, Oid *owner, bool *finished)
 {
 	CounterShared *cs = counter_shared();
 	bool		found = false;
@@ -81,6 +81,7 @@ counter_shmem_find(const char *name, int64 *id, bool *finished)
 		if (slot->id != 0 && strcmp(slot->name, name) == 0)
 		{
 			*id = slot->id;
+			*owner = slot->owner;
 			*finished = slot->finished;
 			found = true;
 		}

@@ -17,6 +17,7 @@ typedef struct CounterSlot
 {
 	int64		id;				/* 0: the slot is free */
 	char		name[NAMEDATALEN];
+	Oid			owner;			/* who may feed it, with the roles it allowed */
 	bool		finished;		/* a bounded counter past its horizon */
 	int64		steps;			/* steps closed and committed */
 	TimestampTz started_at;		/* step k closes at started_at + k * step */
@@ -46,7 +47,7 @@ extern void counter_shmem_startup(void);
 extern CounterShared *counter_shared(void);
 
 /* Look a counter up by name; false if the worker has not loaded it. */
-extern bool counter_shmem_find(const char *name, int64 *id, bool *finished);
+extern bool counter_shmem_find(const char *name, int64 *id, Oid *owner, bool *finished);
 
 /* Once this transaction commits, free the counter's slot for good. */
 extern void counter_shmem_forget_at_commit(int64 id);

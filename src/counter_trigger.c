@@ -157,7 +157,7 @@ counter_trigger_install(void)
 	RegisterSubXactCallback(subxact_callback, NULL);
 }
 
-/* The counter a trigger feeds, looked up once per query. */
+/* The counter a trigger feeds, looked up and checked once per query. */
 typedef struct TriggerTarget
 {
 	int64		counter;
@@ -187,7 +187,8 @@ contcount_count_inserts(PG_FUNCTION_ARGS)
 	if (target == NULL)
 	{
 		target = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(TriggerTarget));
-		target->counter = counter_id_by_name(trigdata->tg_trigger->tgargs[0], &target->finished);
+		target->counter = counter_to_feed(trigdata->tg_trigger->tgargs[0], trigdata->tg_relation,
+										  &target->finished);
 		fcinfo->flinfo->fn_extra = target;
 	}
 

@@ -99,7 +99,7 @@ load_counters(CounterShared *cs)
 	if (installed &&
 		SPI_execute("SELECT id, name, finished, steps, started_at, "
 					"(extract(epoch FROM step) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, "
-					"state FROM contcount.counter", true, 0) != SPI_OK_SELECT)
+					"state, owner FROM contcount.counter", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read contcount.counter");
 
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
@@ -158,6 +158,7 @@ load_counters(CounterShared *cs)
 		memset(slot, 0, sizeof(*slot));
 		slot->id = id;
 		strlcpy(slot->name, SPI_getvalue(tuple, desc, 2), NAMEDATALEN);
+		slot->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &isnull));
 		slot->finished = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
 		slot->steps = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
 		slot->started_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
