@@ -348,6 +348,34 @@ INSERT INTO test.dba_table VALUES (1);
 SELECT pending AS "337 + 1" FROM test.counted('guarded');
 DROP TABLE test.dba_table;
 
+-- Counters live in contcount.database: elsewhere every counter function
+-- says so (55000), as create_counter does, not that the counter is missing.
+SELECT current_database() AS regress_database \gset
+CREATE DATABASE regress_contcount_elsewhere;
+\c regress_contcount_elsewhere
+CREATE EXTENSION contcount;
+CREATE FUNCTION public.error_of(statement text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE statement;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+SET ROLE regress_counter_owner;
+SELECT s, public.error_of(s) FROM (VALUES
+    ($$SELECT contcount.create_counter('signups', 1, horizon => 10)$$),
+    ($$SELECT contcount.tick('signups')$$),
+    ($$SELECT * FROM contcount.current('signups')$$),
+    ($$SELECT * FROM contcount.history('signups')$$),
+    ($$SELECT contcount.drop_counter('signups')$$),
+    ($$SELECT contcount.grant_counter('signups', 'regress_intruder')$$),
+    ($$SELECT contcount.revoke_counter('signups', 'regress_intruder')$$)
+) AS cases(s);
+RESET ROLE;
+\c :regress_database
+DROP DATABASE regress_contcount_elsewhere;
+
 SELECT contcount.drop_counter('guarded');
 SELECT contcount.revoke_ledger('counters', 'regress_counter_owner');
 DROP SCHEMA regress_feeding CASCADE;

@@ -137,12 +137,27 @@ name_arg(FunctionCallInfo fcinfo, int argno)
 	return name;
 }
 
+/*
+ * Is this the step worker's database?  Asked once: contcount.database is set
+ * at server start, and the database a backend is connected to cannot be
+ * renamed.  Needs the shared state (contcount.database is defined with it).
+ */
+static bool
+in_counter_database(void)
+{
+	static int	answer = -1;
+
+	if (answer < 0)
+		answer = strcmp(get_database_name(MyDatabaseId), contcount_database) == 0;
+	return answer;
+}
+
 /* Counters exist only in the step worker's database. */
 static void
 require_counter_database(void)
 {
 	counter_shared();
-	if (strcmp(get_database_name(MyDatabaseId), contcount_database) != 0)
+	if (!in_counter_database())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("counters live in database \"%s\"", contcount_database),
@@ -305,6 +320,7 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1];
 
+	require_counter_database();
 	owner_begin(&scope);
 	row = require_counter(name);
 	require_owner(&scope, name, &row);
@@ -341,6 +357,7 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("role and feed must not be null")));
+	require_counter_database();
 	owner_begin(&scope);
 	row = require_counter(name);
 	require_owner(&scope, name, &row);
@@ -428,6 +445,7 @@ releases(FunctionCallInfo fcinfo, bool latest_only)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1];
 
+	require_counter_database();
 	InitMaterializedSRF(fcinfo, 0);
 	owner_begin(&scope);
 	row = require_counter(name);
@@ -489,6 +507,7 @@ contcount_counter_internals(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	require_counter_database();
 	owner_begin(&scope);
 	row = require_counter(name);
 	values[0] = Int64GetDatum(row.id);
@@ -529,6 +548,7 @@ contcount_tick(PG_FUNCTION_ARGS)
 	int64		steps = 0;
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), TICK_TIMEOUT_MS);
 
+	require_counter_database();
 	owner_begin(&scope);
 	row = require_counter(name);
 	require_owner(&scope, name, &row);
