@@ -20,6 +20,7 @@ void
 _PG_init(void)
 {
 	settings_define(process_shared_preload_libraries_in_progress);
+	/* the triggers count however the library was loaded: their inserts must not fail */
 	counter_trigger_install();
 	statement_rows_install();
 	/* shared state and the step worker exist only when loaded at server start */

@@ -171,14 +171,16 @@ counter_to_feed(const char *name, Relation table, bool *finished)
 	OwnerScope	scope;
 	CounterRow	row;
 
-	require_counter_database();
-	if (counter_shmem_find(name, &row.id, &row.owner, finished) &&
+	/* the slots hold the counters of the worker's database only */
+	if (counter_shmem_attached() && in_counter_database() &&
+		counter_shmem_find(name, &row.id, &row.owner, finished) &&
 		has_privs_of_role(feeder, row.owner))
 		return row.id;
 
 	/*
 	 * Ask the tables: the counter may be new (created in this transaction,
-	 * say), or the feeder allowed by a grant.
+	 * say), the feeder allowed by a grant, or the counts may have to wait in
+	 * counter_delta for a server with the worker.
 	 */
 	owner_begin(&scope);
 	row = require_counter(name);

@@ -68,6 +68,12 @@ counter_shared(void)
 }
 
 bool
+counter_shmem_attached(void)
+{
+	return shared != NULL;
+}
+
+bool
 counter_shmem_find(const char *name, int64 *id, Oid *owner, bool *finished)
 {
 	CounterShared *cs = counter_shared();

@@ -46,6 +46,9 @@ extern void counter_shmem_startup(void);
 /* The shared state, or an error naming shared_preload_libraries. */
 extern CounterShared *counter_shared(void);
 
+/* Is there shared state (was contcount loaded at server start)? */
+extern bool counter_shmem_attached(void);
+
 /* Look a counter up by name; false if the worker has not loaded it. */
 extern bool counter_shmem_find(const char *name, int64 *id, Oid *owner, bool *finished);
 
