@@ -195,15 +195,15 @@ SELECT count(*) FROM contcount.counters WHERE name = 'c';
 CREATE TABLE test.misuse (i int);
 CREATE TRIGGER before_insert BEFORE INSERT ON test.misuse
     FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('signups');
-INSERT INTO test.misuse VALUES (1);
+SELECT test.error_of($$INSERT INTO test.misuse VALUES (1)$$);
 DROP TRIGGER before_insert ON test.misuse;
 CREATE TRIGGER no_name AFTER INSERT ON test.misuse
     FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts();
-INSERT INTO test.misuse VALUES (1);
+SELECT test.error_of($$INSERT INTO test.misuse VALUES (1)$$);
 DROP TRIGGER no_name ON test.misuse;
 CREATE TRIGGER no_counter AFTER INSERT ON test.misuse
     FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('nope');
-INSERT INTO test.misuse VALUES (1);
+SELECT test.error_of($$INSERT INTO test.misuse VALUES (1)$$);
 DROP TRIGGER no_counter ON test.misuse;
 
 -- Who may read and tick.
