@@ -15,6 +15,7 @@ static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_TWO_LEVEL] = &cc_two_level_ops,
 	[CC_BINARY] = &cc_binary_ops,
 	[CC_HYBRID] = &cc_hybrid_ops,
+	[CC_HONAKER] = &cc_honaker_ops,
 };
 
 const cc_mechanism_ops *
@@ -231,13 +232,31 @@ log_two_over_delta(const cc_state *state)
 	return log(PI_SQUARED * t * t / (3.0 * p->beta));
 }
 
+/* The noise of a release made of unweighted terms (see cc_noise). */
+static void
+noise_of_terms(const cc_state *state, cc_noise *noise)
+{
+	cc_term		terms[CC_MAX_TERMS];
+	int			nterms = mechanisms[state->params.kind]->terms(state, terms);
+
+	for (int i = 0; i < nterms; i++)
+	{
+		double		b = cc_scale_value(terms[i].scale);
+
+		if (terms[i].count == 0)
+			continue;
+		noise->variance += (double) terms[i].count * terms[i].variance;
+		noise->sum_b2 += (double) terms[i].count * b * b;
+		if (b > noise->b_max)
+			noise->b_max = b;
+	}
+}
+
 void
 cc_read(const cc_state *state, cc_release *release)
 {
-	cc_term		terms[CC_MAX_TERMS];
-	int			nterms;
-	double		sum_b2 = 0.0;
-	double		b_max = 0.0;
+	const cc_mechanism_ops *ops = mechanisms[state->params.kind];
+	cc_noise	noise = {0};
 	double		log_term;
 	double		nu_squared;
 
@@ -248,18 +267,11 @@ cc_read(const cc_state *state, cc_release *release)
 	if (state->t == 0)
 		return;
 
-	nterms = mechanisms[state->params.kind]->terms(state, terms);
-	for (int i = 0; i < nterms; i++)
-	{
-		double		b = cc_scale_value(terms[i].scale);
-
-		if (terms[i].count == 0)
-			continue;
-		release->variance += (double) terms[i].count * terms[i].variance;
-		sum_b2 += (double) terms[i].count * b * b;
-		if (b > b_max)
-			b_max = b;
-	}
+	if (ops->weighted_noise)
+		ops->weighted_noise(state, &noise);
+	else
+		noise_of_terms(state, &noise);
+	release->variance = noise.variance;
 
 	/*
 	 * Chan, Shi and Song (2011), Corollary 2.9: for a sum Y of independent
@@ -267,11 +279,18 @@ cc_read(const cc_state *state, cc_release *release)
 	 * P(|Y| > nu sqrt(8 ln(2/delta))) <= delta.  It rests on the moment
 	 * generating function E[exp(hX)] <= 1 / (1 - b^2 h^2), which discrete
 	 * Laplace noise of scale b satisfies too (sinh(x)/x is increasing).
+	 *
+	 * A weighted draw w X, X of scale b, has E[exp(h w X)] <= 1 / (1 - (w b)^2
+	 * h^2): the same bound as a draw of scale |w| b, which is all the proof
+	 * uses of each draw.  So the corollary holds for weighted sums with b_i
+	 * replaced by |w_i| b_i, as cc_noise gives them.  A release rounded to an
+	 * integer moves by at most noise.rounding more.
+	 *
 	 * Computed as sqrt(8 ln(2/delta) nu^2): one square root a read.
 	 */
 	log_term = log_two_over_delta(state);
-	nu_squared = b_max * b_max * log_term;
-	if (sum_b2 > nu_squared)
-		nu_squared = sum_b2;
-	release->bound = sqrt(8.0 * log_term * nu_squared);
+	nu_squared = noise.b_max * noise.b_max * log_term;
+	if (noise.sum_b2 > nu_squared)
+		nu_squared = noise.sum_b2;
+	release->bound = sqrt(8.0 * log_term * nu_squared) + noise.rounding;
 }

@@ -29,6 +29,7 @@ typedef enum cc_kind
 	CC_TWO_LEVEL,				/* noisy blocks plus noisy items */
 	CC_BINARY,					/* dyadic tree of noisy partial sums */
 	CC_HYBRID,					/* log mechanism plus a tree per [2^k, 2^(k+1)) */
+	CC_HONAKER,					/* dyadic tree, Honaker's estimates of its nodes */
 	CC_NUM_KINDS
 } cc_kind;
 

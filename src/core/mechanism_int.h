@@ -37,6 +37,20 @@ typedef struct cc_term
 
 #define CC_MAX_TERMS 2
 
+/*
+ * The noise in a release as its error bars need it: the release is the
+ * exact count plus a weighted sum of independent discrete Laplace draws
+ * w_i Y_i, Y_i of scale b_i, and then at most rounding away from that sum
+ * (when weights make it fractional and the release is rounded to an integer).
+ */
+typedef struct cc_noise
+{
+	double		variance;		/* exact: sum of w_i^2 Var(Y_i) */
+	double		sum_b2;			/* sum of (w_i b_i)^2 */
+	double		b_max;			/* largest w_i b_i */
+	double		rounding;		/* |release - (exact + sum)| <= rounding */
+} cc_noise;
+
 typedef struct cc_mechanism_ops
 {
 	const char *name;
@@ -50,8 +64,10 @@ typedef struct cc_mechanism_ops
 	void		(*init) (cc_state *state);
 	/* step state->t has just begun, with item x; set state->noisy */
 	cc_status	(*push) (cc_state *state, int64_t x, cc_rng *rng);
-	/* the noise draws that make up the current release */
+	/* the noise draws that make up the current release, each of weight 1 */
 	int			(*terms) (const cc_state *state, cc_term *terms);
+	/* instead of terms: a release whose draws are weighted */
+	void		(*weighted_noise) (const cc_state *state, cc_noise *noise);
 } cc_mechanism_ops;
 
 extern const cc_mechanism_ops cc_simple_i_ops;
@@ -59,6 +75,7 @@ extern const cc_mechanism_ops cc_simple_ii_ops;
 extern const cc_mechanism_ops cc_two_level_ops;
 extern const cc_mechanism_ops cc_binary_ops;
 extern const cc_mechanism_ops cc_hybrid_ops;
+extern const cc_mechanism_ops cc_honaker_ops;
 
 extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
 
@@ -97,6 +114,18 @@ extern int64_t cc_tree_levels(int64_t n);
 extern void cc_tree_init(cc_tree *tree, int64_t levels);
 extern cc_status cc_tree_push(cc_tree *tree, int64_t x, cc_scale scale,
 							  cc_rng *rng);
+
+/*
+ * A node of the Honaker mechanism's tree (mech_honaker.c): the latest closed
+ * dyadic interval of its level d, live for the set bits of t only.  Its
+ * estimate is whole + frac / (2^(d+1) - 1), exactly.
+ */
+typedef struct cc_honaker_node
+{
+	int64_t		exact;			/* exact sum of its interval */
+	int64_t		whole;
+	int64_t		frac;			/* 0 <= frac < 2^(d+1) - 1 */
+} cc_honaker_node;
 
 /* a + b into *sum, false on overflow */
 static inline bool

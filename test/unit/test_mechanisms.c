@@ -9,37 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static cc_params
-params_for(cc_kind kind, double epsilon, int64_t horizon)
-{
-	cc_params	p;
-
-	memset(&p, 0, sizeof(p));
-	p.kind = kind;
-	cc_epsilon_units(epsilon, &p.epsilon_units);
-	p.has_horizon = horizon > 0;
-	p.horizon = horizon;
-	p.sensitivity = 1;
-	p.beta = 0.05;
-	return p;
-}
-
-static cc_state *
-new_state(cc_params *p)
-{
-	cc_status	status = cc_params_prepare(p);
-	cc_state   *s;
-
-	if (status != CC_OK)
-	{
-		fprintf(stderr, "prepare failed: %d\n", status);
-		exit(2);
-	}
-	s = malloc(cc_state_size(p));
-	cc_state_init(s, p);
-	return s;
-}
-
 static void
 test_params(void)
 {
@@ -270,12 +239,24 @@ test_binary_tree(void)
 	free(s);
 }
 
-/* Variance of the release at t, from DESIGN.md's table, with discrete noise. */
+/* 2^d / (2^(d+1) - 1): Honaker's variance at level d, in draws */
+static double
+honaker_weight(int d)
+{
+	return 1.0 / (2.0 - ldexp(1.0, -d));
+}
+
+/*
+ * Variance of the release at t, from DESIGN.md's table (README's for honaker:
+ * before rounding), with discrete noise; level_error shifts the number of
+ * levels the scale is computed from.
+ */
 static double
 expected_variance(const cc_params *p, int64_t t, double level_error)
 {
 	double		e = (double) p->epsilon_units / 1e9;
 	double		d = (double) p->sensitivity;
+	double		share = 0.0;
 	int64_t		k;
 
 	switch (p->kind)
@@ -294,22 +275,62 @@ expected_variance(const cc_params *p, int64_t t, double level_error)
 			return (k + 1) * dlap_var(2 * d / e) +
 				(t == (INT64_C(1) << k) ? 0.0 :
 				 __builtin_popcountll(t - (INT64_C(1) << k)) * dlap_var(2 * k * d / e));
+		case CC_HONAKER:
+			for (int b = 0; b < 63; b++)
+				if (t & (INT64_C(1) << b))
+					share += honaker_weight(b);
+			return share * dlap_var((cc_tree_levels(p->horizon) + level_error) * d / e);
 		default:
 			abort();
 	}
 }
 
-/* The fourth cumulant of the release's noise: cumulants of independent draws add. */
+/*
+ * The fourth cumulant of the release's noise: cumulants of independent draws
+ * add, and a draw weighted by w has w^4 times its own.  Honaker's estimate of
+ * a node at level d weighs the 2^(d-j) draws of each level j below it by
+ * 2^j / (2^(d+1) - 1).
+ */
 static double
 expected_kappa4(const cc_state *s)
 {
 	cc_term		terms[CC_MAX_TERMS];
-	int			n = cc_mechanism(s->params.kind)->terms(s, terms);
 	double		k4 = 0.0;
 
-	for (int i = 0; i < n; i++)
+	if (s->params.kind == CC_HONAKER)
+	{
+		double		one = dlap_kappa4(cc_scale_value(s->scale));
+
+		for (int d = 0; d < 63; d++)
+			if (s->t & (INT64_C(1) << d))
+				for (int j = 0; j <= d; j++)
+					k4 += ldexp(1.0, d - j) *
+						pow(ldexp(1.0, j) / (ldexp(1.0, d + 1) - 1.0), 4) * one;
+		return k4;
+	}
+	for (int i = 0, n = cc_mechanism(s->params.kind)->terms(s, terms); i < n; i++)
 		k4 += terms[i].count * dlap_kappa4(cc_scale_value(terms[i].scale));
 	return k4;
+}
+
+/*
+ * The error of the release before any rounding: Honaker's estimate is
+ * rounded to the integer released, and its formula is that of the estimate
+ * (the rounding is checked apart, in test_honaker.c).
+ */
+static double
+release_error(const cc_state *s)
+{
+	const cc_honaker_node *node = cc_state_part(s);
+	double		err = 0.0;
+
+	if (s->params.kind != CC_HONAKER)
+		return (double) (s->noisy - s->exact);
+	for (int d = 0; d < 63; d++)
+		if (s->t & (INT64_C(1) << d))
+			err += (double) (node[d].whole - node[d].exact) +
+				(double) node[d].frac / (ldexp(1.0, d + 1) - 1.0);
+	return err;
 }
 
 enum
@@ -354,7 +375,7 @@ check_variance(cc_params p, uint64_t seed)
 			failed |= fabs((double) (rel.noisy - cc_exact_count(s))) > rel.bound;
 			if (c < NCHECK && t == check_steps[c])
 			{
-				double		err = (double) (rel.noisy - cc_exact_count(s));
+				double		err = release_error(s);
 
 				sum[c] += err;
 				sumsq[c] += err * err;
@@ -380,7 +401,8 @@ check_variance(cc_params p, uint64_t seed)
 			  (long long) check_steps[c], sample, var);
 
 		/* the same check must see a tree with one level fewer */
-		if (p.kind == CC_BINARY && __builtin_popcountll(check_steps[c]) >= 3)
+		if ((p.kind == CC_BINARY && __builtin_popcountll(check_steps[c]) >= 3) ||
+			p.kind == CC_HONAKER)
 			CHECK(!variance_consistent(sample, expected_variance(&p, check_steps[c], -1),
 									   kappa4[c], TRIALS),
 				  "%s t=%lld: a scale one level short passes", name, (long long) check_steps[c]);
@@ -410,6 +432,10 @@ test_variances(void)
 	check_variance(p, 27);
 	check_variance(params_for(CC_HYBRID, 0.7, 0), 28);
 	check_variance(params_for(CC_HYBRID, 0.7, STREAM), 29);
+	check_variance(params_for(CC_HONAKER, 0.7, STREAM), 31);
+	p = params_for(CC_HONAKER, 2.0, 100);
+	p.sensitivity = 3;
+	check_variance(p, 32);
 }
 
 /* The hybrid mechanism goes on without a horizon, with O(log t) live nodes. */

@@ -5,6 +5,8 @@
 #include "unit.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 int			unit_passed;
 int			unit_failed;
@@ -62,12 +64,43 @@ seeded_rng_init(seeded_rng *r, uint64_t seed)
 	};
 }
 
+cc_params
+params_for(cc_kind kind, double epsilon, int64_t horizon)
+{
+	cc_params	p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = kind;
+	cc_epsilon_units(epsilon, &p.epsilon_units);
+	p.has_horizon = horizon > 0;
+	p.horizon = horizon;
+	p.sensitivity = 1;
+	p.beta = 0.05;
+	return p;
+}
+
+cc_state *
+new_state(cc_params *p)
+{
+	cc_status	status = cc_params_prepare(p);
+	cc_state   *s;
+
+	if (status != CC_OK)
+	{
+		fprintf(stderr, "prepare failed: %d\n", status);
+		exit(2);
+	}
+	s = malloc(cc_state_size(p));
+	cc_state_init(s, p);
+	return s;
+}
+
 double
 chi2_threshold(int df)
 {
-	/* Wilson-Hilferty, with the one-sided 1e-8 normal quantile */
+	/* Wilson-Hilferty, with the one-sided 2e-9 normal quantile */
 	double		k = df;
-	double		z = 5.61;
+	double		z = 5.88;
 	double		c = 1.0 - 2.0 / (9.0 * k) + z * sqrt(2.0 / (9.0 * k));
 
 	return k * c * c * c;
@@ -105,6 +138,7 @@ main(void)
 {
 	test_noise();
 	test_mechanisms();
+	test_honaker();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "noise.h"
+#include "mechanism.h"
 
 extern int	unit_passed;
 extern int	unit_failed;
@@ -41,14 +41,22 @@ typedef struct seeded_rng
 
 extern void seeded_rng_init(seeded_rng *r, uint64_t seed);
 
-/*
- * Standard normal quantile for a two-sided false-alarm rate of 1e-8: the
- * hundred-odd statistical checks here, counted together, fail by chance less
- * often than once in a million runs.
- */
-#define UNIT_Z 5.73
+/* Parameters with sensitivity 1 and beta 0.05; no horizon when it is 0. */
+extern cc_params params_for(cc_kind kind, double epsilon, int64_t horizon);
 
-/* Upper 1 - 1e-8 quantile of chi-square with df degrees of freedom. */
+/* A prepared and initialized state, malloc'ed; exits if preparing fails. */
+extern cc_state *new_state(cc_params *p);
+
+/*
+ * Standard normal quantile for a two-sided false-alarm rate of 2e-9 a check.
+ * The statistical checks here number under 250 (26 on the samplers, 11 for
+ * each run of check_variance()), so together they fail by chance less often
+ * than once in two million runs; the SQL suite's, at 3.7e-9 each, fewer than
+ * 81, take less than the other half of one in a million.
+ */
+#define UNIT_Z 6.0
+
+/* Upper 1 - 2e-9 quantile of chi-square with df degrees of freedom. */
 extern double chi2_threshold(int df);
 
 /*
@@ -65,5 +73,6 @@ extern double dlap_kappa4(double b);
 
 extern void test_noise(void);
 extern void test_mechanisms(void);
+extern void test_honaker(void);
 
 #endif							/* CC_UNIT_H */

@@ -1,0 +1,167 @@
+/*
+ * mech_honaker.c
+ *		The binary tree with Honaker's inverse-variance estimates of its nodes,
+ *		in the streaming form of tensorflow_privacy's EfficientTreeAggregator
+ *		(Honaker 2015, "Efficient use of differentially private binary trees";
+ *		Kairouz et al. 2021, "Practical and private (deep) learning without
+ *		sampling or shuffling", appendix on the efficient tree).
+ *
+ * Every dyadic interval of the stream, at every level 0 .. L - 1 with
+ * L = floor(log2 T) + 1, gets one noisy sum n with Laplace(L/epsilon) noise.
+ * An item is in L intervals, one a level, so this is the binary mechanism's
+ * privacy for the same epsilon; it draws about twice as often, because it
+ * uses every node of the tree where the binary mechanism uses only the nodes
+ * it releases.
+ *
+ * A closed node's noisy sum and its two children's estimates are independent
+ * measurements of its sum, and weighing them by their inverse variances gives
+ * the best unbiased combination.  With sigma^2 the variance of one draw and
+ * D_d = 2^(d+1) - 1, a node at level d gets
+ *		E_d = (2^d n + D_(d-1) (E_left + E_right)) / D_d,
+ * of variance v_d = sigma^2 2^d / D_d: sigma^2 for a leaf (E_0 = n), going
+ * down to sigma^2 / 2 high up.  Only the node's own subtree enters its
+ * estimate (its ancestors close later), so an estimate is final when its node
+ * closes: that is the streaming form.  The release at t sums the estimates of
+ * the nodes of t's binary expansion, as the binary mechanism sums their noisy
+ * values, so its variance is sigma^2 times the sum over the set bits d of t
+ * of 2^d / D_d.
+ *
+ * Exactness.  D_d E_d = 2^d n + D_(d-1) E_left + D_(d-1) E_right is an
+ * integer, so every estimate is kept exactly as whole + frac / D_d; the noise
+ * itself is drawn with integers only.  The weights make the release
+ * fractional: it is rounded to the nearest integer, which is the one step in
+ * doubles (summing the live nodes' fractions); it is post-processing of the
+ * stored values, and never a tie (the denominators are odd).  The variance
+ * reported is the exact one of the estimate before rounding; the integer
+ * released is within 1/2 of that estimate, so its standard deviation is
+ * within 1/2 of the one reported (about 1/12 more variance, in practice), and
+ * the bound adds 1/2.
+ */
+#include "mechanism_int.h"
+
+#include <math.h>
+#include <string.h>
+
+/* D_d = 2^(d+1) - 1, for levels up to 62 (a horizon of 2^62) */
+static inline uint64_t
+denominator(int d)
+{
+	return (UINT64_C(2) << d) - 1;
+}
+
+/* Levels of the tree, as for the binary mechanism. */
+static uint64_t
+honaker_multiplier(const cc_params *params)
+{
+	return (uint64_t) cc_tree_levels(params->horizon);
+}
+
+static size_t
+honaker_size(const cc_params *params)
+{
+	return cc_tree_levels(params->horizon) * sizeof(cc_honaker_node);
+}
+
+/*
+ * Step t closes the intervals ending at t, one at each level 0 .. ctz(t).
+ * Each gets its draw, and its estimate from its left child (the live node one
+ * level down) and its right child (the interval closed just before it, below
+ * it).  Only the highest becomes a live node; the others live on in its
+ * estimate.  Then the release is the rounded sum of the live estimates.
+ */
+static cc_status
+honaker_push(cc_state *state, int64_t x, cc_rng *rng)
+{
+	cc_honaker_node *node = cc_state_part(state);
+	int64_t		t = state->t;
+	int			closing = __builtin_ctzll((unsigned long long) t);
+	int64_t		exact = x;
+	__int128	scaled;			/* D_j times the estimate's error, level j */
+	__int128	q;
+	__int128	r;
+	int64_t		wholes = 0;
+	double		fractions = 0.0;
+
+	/*
+	 * The estimate's error, not the estimate, is carried up: it needs fewer
+	 * bits (no count in it), and whole and frac below come out the same as
+	 * from D_d E_d itself, since exact is an integer.
+	 */
+	scaled = cc_discrete_laplace(rng, state->scale);
+	for (int j = 1; j <= closing; j++)
+	{
+		const cc_honaker_node *left = &node[j - 1];
+		__int128	left_scaled = ((__int128) left->whole - left->exact) *
+			(__int128) denominator(j - 1) + left->frac;
+		__int128	own = (__int128) cc_discrete_laplace(rng, state->scale) *
+			((__int128) 1 << j);
+
+		exact += left->exact;	/* a part of the exact total: cannot overflow */
+		if (__builtin_add_overflow(scaled, left_scaled, &scaled) ||
+			__builtin_add_overflow(scaled, own, &scaled))
+			return CC_OVERFLOW;
+	}
+	memset(node, 0, closing * sizeof(cc_honaker_node));
+
+	/* floor division: C truncates toward zero */
+	q = scaled / (__int128) denominator(closing);
+	r = scaled % (__int128) denominator(closing);
+	if (r < 0)
+	{
+		r += denominator(closing);
+		q--;
+	}
+	if (q < INT64_MIN || q > INT64_MAX ||
+		!cc_add(exact, (int64_t) q, &node[closing].whole))
+		return CC_OVERFLOW;
+	node[closing].exact = exact;
+	node[closing].frac = (int64_t) r;
+
+	for (uint64_t bits = (uint64_t) t; bits != 0; bits &= bits - 1)
+	{
+		int			d = __builtin_ctzll(bits);
+
+		if (!cc_add(wholes, node[d].whole, &wholes))
+			return CC_OVERFLOW;
+		fractions += (double) node[d].frac / (double) denominator(d);
+	}
+	/* fractions is below L: its rounding is a small integer */
+	if (!cc_add(wholes, (int64_t) floor(fractions + 0.5), &state->noisy))
+		return CC_OVERFLOW;
+	return CC_OK;
+}
+
+/*
+ * The release's noise before rounding is a weighted sum of draws of scale b
+ * (the main scale): node d's estimate weighs each of the 2^(d-j) draws of
+ * level j in its subtree by 2^j / D_d (unroll the recursion: D_d E_d is the
+ * sum over levels j <= d of 2^j times the level's noisy sums).  Over one
+ * node the squared weights add up to
+ *		sum_j 2^(d-j) 4^j / D_d^2 = 2^d (2^(d+1) - 1) / D_d^2 = 2^d / D_d,
+ * which is v_d / sigma^2, and the largest weight is 2^d / D_d (j = d), the
+ * largest of all at the lowest live level.
+ */
+static void
+honaker_noise(const cc_state *state, cc_noise *noise)
+{
+	double		b = cc_scale_value(state->scale);
+	double		share = 0.0;
+	int			lowest = __builtin_ctzll((unsigned long long) state->t);
+
+	/* 2^d / D_d = 1 / (2 - 2^-d) */
+	for (uint64_t bits = (uint64_t) state->t; bits != 0; bits &= bits - 1)
+		share += 1.0 / (2.0 - ldexp(1.0, -__builtin_ctzll(bits)));
+	noise->variance = share * state->scale_variance;
+	noise->sum_b2 = share * b * b;
+	noise->b_max = b / (2.0 - ldexp(1.0, -lowest));
+	noise->rounding = 0.5;
+}
+
+const cc_mechanism_ops cc_honaker_ops = {
+	.name = "honaker",
+	.needs_horizon = true,
+	.main_multiplier = honaker_multiplier,
+	.part_size = honaker_size,
+	.push = honaker_push,
+	.weighted_noise = honaker_noise,
+};

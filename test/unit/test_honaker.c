@@ -1,0 +1,205 @@
+/*
+ * test_honaker.c
+ *		The Honaker mechanism against a tree built from its definition.
+ */
+#include "unit.h"
+#include "mechanism_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum
+{
+	REPLAY_T = 1000, REPLAY_LEVELS = 10
+};
+
+static int64_t
+denominator(int d)
+{
+	return (INT64_C(2) << d) - 1;
+}
+
+/*
+ * Replay the mechanism's draws on a whole tree: a copy of its random source
+ * draws each node's noise once, in the order the mechanism must draw them
+ * (step by step, from the leaf up to the highest interval closing), and every
+ * node's estimate is computed from its definition over the whole subtree,
+ * D_d E_d = sum over levels j <= d of 2^j times the level's noisy sums.
+ * Every live node must hold exactly that estimate, as whole + frac / D_d, and
+ * its exact sum; every other node must be zero; the release must be the
+ * estimate rounded.  A node redrawn, a draw too many or too few, or a wrong
+ * weight breaks the equalities from that step on.
+ */
+static void
+test_replay(void)
+{
+	seeded_rng mech_rng;
+	seeded_rng ref_rng;
+	seeded_rng items_rng;
+	cc_params	p = params_for(CC_HONAKER, 0.7, REPLAY_T);
+	cc_state   *s = new_state(&p);
+	const cc_honaker_node *node = cc_state_part(s);
+	static int64_t items[REPLAY_T + 1];
+	static int64_t prefix[REPLAY_T + 1];
+
+	/* scaled[j][i]: D_j E of the node of level j ending at step i 2^j */
+	static __int128 scaled[REPLAY_LEVELS][REPLAY_T + 1];
+	int			bad_nodes = 0;
+	int			bad_releases = 0;
+	int			bad_rounding = 0;
+
+	seeded_rng_init(&mech_rng, 40);
+	seeded_rng_init(&ref_rng, 40);
+	seeded_rng_init(&items_rng, 41);
+	prefix[0] = 0;
+	for (int64_t t = 1; t <= REPLAY_T; t++)
+	{
+		int			closing = __builtin_ctzll(t);
+		int64_t		wholes = 0;
+		double		fractions = 0.0;
+		long double estimate = 0.0L;
+
+		items[t] = (int64_t) cc_uniform_below(&items_rng.rng, 5);
+		prefix[t] = prefix[t - 1] + items[t];
+		cc_push(s, items[t], &mech_rng.rng);
+
+		for (int j = 0; j <= closing; j++)
+		{
+			int64_t		i = t >> j;
+			int64_t		sum = prefix[t] - prefix[t - (INT64_C(1) << j)];
+			__int128	own = (__int128) (sum + cc_discrete_laplace(&ref_rng.rng, s->scale)) *
+				((__int128) 1 << j);
+
+			scaled[j][i] = j == 0 ? own : own + scaled[j - 1][2 * i - 1] + scaled[j - 1][2 * i];
+		}
+
+		for (int d = 0; d < REPLAY_LEVELS; d++)
+		{
+			if (t & (INT64_C(1) << d))
+			{
+				__int128	sc = scaled[d][t >> d];
+				int64_t		end = (t >> d) << d;
+				int64_t		whole = (int64_t) (sc / denominator(d));
+				int64_t		frac = (int64_t) (sc % denominator(d));
+
+				if (frac < 0)
+				{
+					frac += denominator(d);
+					whole--;
+				}
+				bad_nodes += node[d].whole != whole || node[d].frac != frac ||
+					node[d].exact != prefix[end] - prefix[end - (INT64_C(1) << d)];
+				wholes += whole;
+				fractions += (double) frac / (double) denominator(d);
+				estimate += (long double) sc / denominator(d);
+			}
+			else
+				bad_nodes += node[d].exact != 0 || node[d].whole != 0 || node[d].frac != 0;
+		}
+		bad_releases += s->noisy != wholes + (int64_t) floor(fractions + 0.5) ||
+			cc_exact_count(s) != prefix[t];
+		bad_rounding += fabsl((long double) s->noisy - estimate) > 0.5L + 1e-9L;
+	}
+	CHECK(bad_nodes == 0, "%d node reads differ from the tree's definition", bad_nodes);
+	CHECK(bad_releases == 0, "%d releases not the rounded sum of the live estimates", bad_releases);
+	CHECK(bad_rounding == 0, "%d releases more than 1/2 from the estimate", bad_rounding);
+	/* as many draws as the replay: the two sources are at the same word */
+	CHECK(cc_next_word(&mech_rng.rng) == cc_next_word(&ref_rng.rng),
+		  "the mechanism drew other than once per node");
+	free(s);
+}
+
+/* With epsilon 1000 every draw is 0 (but with probability below e^-100 each). */
+static void
+test_zero_noise(void)
+{
+	seeded_rng r;
+	cc_params	p = params_for(CC_HONAKER, 1000, 777);
+	cc_state   *s = new_state(&p);
+	const cc_honaker_node *node = cc_state_part(s);
+	int64_t		exact = 0;
+	int			bad = 0;
+
+	seeded_rng_init(&r, 42);
+	for (int64_t t = 1; t <= 777; t++)
+	{
+		int64_t		x = (int64_t) cc_uniform_below(&r.rng, 1000);
+
+		exact += x;
+		cc_push(s, x, &r.rng);
+		bad += s->noisy != exact;
+		for (int d = 0; d < 10; d++)
+			bad += node[d].whole != node[d].exact || node[d].frac != 0;
+	}
+	CHECK(bad == 0, "%d inexact partial sums without noise", bad);
+	free(s);
+}
+
+/* Parameters and state: as the binary mechanism's, 24 bytes a level. */
+static void
+test_state(void)
+{
+	cc_params	small = params_for(CC_HONAKER, 1.0, 1024);
+	cc_params	large = params_for(CC_HONAKER, 1.0, INT64_C(1) << 40);
+	cc_params	p = params_for(CC_HONAKER, 1.0, 0);
+	cc_kind		kind;
+
+	CHECK(cc_kind_from_name("honaker", &kind) && kind == CC_HONAKER, "name");
+	CHECK(cc_params_prepare(&p) == CC_NEED_HORIZON, "honaker without horizon");
+	cc_params_prepare(&small);
+	cc_params_prepare(&large);
+	CHECK(cc_state_size(&large) - cc_state_size(&small) == 30 * sizeof(cc_honaker_node),
+		  "sizes %zu and %zu", cc_state_size(&small), cc_state_size(&large));
+	p = params_for(CC_HONAKER, 1e-6, CC_MAX_HORIZON);
+	p.sensitivity = CC_MAX_SENSITIVITY;
+	CHECK(cc_params_prepare(&p) == CC_OK && cc_state_size(&p) <= CC_STATE_MAX_BYTES,
+		  "honaker at its extremes: %zu bytes", cc_state_size(&p));
+}
+
+/*
+ * The figures README quotes, from the closed form the state reports: at
+ * T = 2^20 and epsilon 1, the variance averaged over t and at its worst
+ * step, against the binary mechanism's.
+ */
+static void
+test_figures(void)
+{
+	const int64_t T = INT64_C(1) << 20;
+	cc_params	hp = params_for(CC_HONAKER, 1.0, T);
+	cc_params	bp = params_for(CC_BINARY, 1.0, T);
+	cc_state   *h = new_state(&hp);
+	cc_state   *b = new_state(&bp);
+	double		h_sum = 0.0;
+	double		h_worst = 0.0;
+	double		b_sum = 0.0;
+
+	for (int64_t t = 1; t <= T; t++)
+	{
+		cc_release rel;
+
+		/* the variance depends on t alone: no need to push the stream */
+		h->t = b->t = t;
+		cc_read(h, &rel);
+		h_sum += rel.variance;
+		if (rel.variance > h_worst)
+			h_worst = rel.variance;
+		cc_read(b, &rel);
+		b_sum += rel.variance;
+	}
+	printf("T = 2^20, epsilon 1: honaker variance mean %.1f worst %.1f; binary mean %.1f\n",
+		   h_sum / T, h_worst, b_sum / T);
+	CHECK(h_sum / T <= 4800 && h_worst < 9530, "honaker mean %g worst %g", h_sum / T, h_worst);
+	CHECK(fabs(b_sum / T - 8818.3) < 0.1, "binary mean %g", b_sum / T);
+	free(h);
+	free(b);
+}
+
+void
+test_honaker(void)
+{
+	test_replay();
+	test_zero_noise();
+	test_state();
+	test_figures();
+}
