@@ -59,7 +59,46 @@ honaker_multiplier(const cc_params *params)
 static size_t
 honaker_size(const cc_params *params)
 {
-	return cc_tree_levels(params->horizon) * sizeof(cc_honaker_node);
+	return sizeof(cc_honaker_part) +
+		cc_tree_levels(params->horizon) * sizeof(cc_honaker_node);
+}
+
+/*
+ * n = q D_d + r with 0 <= r < D_d, into whole and frac; false if q is beyond
+ * int64.  Nearly always n fits int64, and one machine division does.
+ */
+static bool
+floor_divide(__int128 n, int d, int64_t *q, int64_t *r)
+{
+	__int128	wide_q;
+	__int128	wide_r;
+
+	if (d == 0)
+	{
+		wide_q = n;
+		wide_r = 0;
+	}
+	else if (n >= INT64_MIN && n <= INT64_MAX)
+	{
+		wide_q = (int64_t) n / (int64_t) denominator(d);
+		wide_r = (int64_t) n % (int64_t) denominator(d);
+	}
+	else
+	{
+		wide_q = n / (__int128) denominator(d);
+		wide_r = n % (__int128) denominator(d);
+	}
+	/* C truncates toward zero */
+	if (wide_r < 0)
+	{
+		wide_r += denominator(d);
+		wide_q--;
+	}
+	if (wide_q < INT64_MIN || wide_q > INT64_MAX)
+		return false;
+	*q = (int64_t) wide_q;
+	*r = (int64_t) wide_r;
+	return true;
 }
 
 /*
@@ -72,13 +111,13 @@ honaker_size(const cc_params *params)
 static cc_status
 honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 {
-	cc_honaker_node *node = cc_state_part(state);
+	cc_honaker_part *part = cc_state_part(state);
+	cc_honaker_node *node = cc_honaker_nodes(part);
 	int64_t		t = state->t;
 	int			closing = __builtin_ctzll((unsigned long long) t);
 	int64_t		exact = x;
 	__int128	scaled;			/* D_j times the estimate's error, level j */
-	__int128	q;
-	__int128	r;
+	int64_t		error_whole;
 	int64_t		wholes = 0;
 	double		fractions = 0.0;
 
@@ -103,28 +142,24 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 	}
 	memset(node, 0, closing * sizeof(cc_honaker_node));
 
-	/* floor division: C truncates toward zero */
-	q = scaled / (__int128) denominator(closing);
-	r = scaled % (__int128) denominator(closing);
-	if (r < 0)
-	{
-		r += denominator(closing);
-		q--;
-	}
-	if (q < INT64_MIN || q > INT64_MAX ||
-		!cc_add(exact, (int64_t) q, &node[closing].whole))
+	if (!floor_divide(scaled, closing, &error_whole, &node[closing].frac) ||
+		!cc_add(exact, error_whole, &node[closing].whole))
 		return CC_OVERFLOW;
 	node[closing].exact = exact;
-	node[closing].frac = (int64_t) r;
 
+	/* the release, and the share of a draw's variance that reads report */
+	part->share = 0.0;
 	for (uint64_t bits = (uint64_t) t; bits != 0; bits &= bits - 1)
 	{
 		int			d = __builtin_ctzll(bits);
+		double		inverse = 1.0 / (double) denominator(d);
 
 		if (!cc_add(wholes, node[d].whole, &wholes))
 			return CC_OVERFLOW;
-		fractions += (double) node[d].frac / (double) denominator(d);
+		fractions += (double) node[d].frac * inverse;
+		part->share += (double) (UINT64_C(1) << d) * inverse;
 	}
+	part->top_weight = (double) (UINT64_C(1) << closing) / (double) denominator(closing);
 	/* fractions is below L: its rounding is a small integer */
 	if (!cc_add(wholes, (int64_t) floor(fractions + 0.5), &state->noisy))
 		return CC_OVERFLOW;
@@ -144,16 +179,12 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 static void
 honaker_noise(const cc_state *state, cc_noise *noise)
 {
+	const cc_honaker_part *part = cc_state_part(state);
 	double		b = cc_scale_value(state->scale);
-	double		share = 0.0;
-	int			lowest = __builtin_ctzll((unsigned long long) state->t);
 
-	/* 2^d / D_d = 1 / (2 - 2^-d) */
-	for (uint64_t bits = (uint64_t) state->t; bits != 0; bits &= bits - 1)
-		share += 1.0 / (2.0 - ldexp(1.0, -__builtin_ctzll(bits)));
-	noise->variance = share * state->scale_variance;
-	noise->sum_b2 = share * b * b;
-	noise->b_max = b / (2.0 - ldexp(1.0, -lowest));
+	noise->variance = part->share * state->scale_variance;
+	noise->sum_b2 = part->share * b * b;
+	noise->b_max = part->top_weight * b;
 	noise->rounding = 0.5;
 }
 

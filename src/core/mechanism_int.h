@@ -116,16 +116,26 @@ extern cc_status cc_tree_push(cc_tree *tree, int64_t x, cc_scale scale,
 							  cc_rng *rng);
 
 /*
- * A node of the Honaker mechanism's tree (mech_honaker.c): the latest closed
- * dyadic interval of its level d, live for the set bits of t only.  Its
- * estimate is whole + frac / (2^(d+1) - 1), exactly.
+ * The Honaker mechanism's state (mech_honaker.c): what reads need, then one
+ * node a level.  A node is the latest closed dyadic interval of its level d,
+ * live for the set bits of t only; its estimate is whole + frac / D_d,
+ * exactly, with D_d = 2^(d+1) - 1.
  */
+typedef struct cc_honaker_part
+{
+	double		share;			/* sum of 2^d / D_d over the live levels */
+	double		top_weight;		/* 2^d / D_d at the lowest live level */
+	/* followed by one cc_honaker_node a level */
+} cc_honaker_part;
+
 typedef struct cc_honaker_node
 {
 	int64_t		exact;			/* exact sum of its interval */
 	int64_t		whole;
-	int64_t		frac;			/* 0 <= frac < 2^(d+1) - 1 */
+	int64_t		frac;			/* 0 <= frac < D_d */
 } cc_honaker_node;
+
+#define cc_honaker_nodes(part) ((cc_honaker_node *) ((part) + 1))
 
 /* a + b into *sum, false on overflow */
 static inline bool

@@ -39,7 +39,7 @@ test_replay(void)
 	seeded_rng items_rng;
 	cc_params	p = params_for(CC_HONAKER, 0.7, REPLAY_T);
 	cc_state   *s = new_state(&p);
-	const cc_honaker_node *node = cc_state_part(s);
+	const cc_honaker_node *node = cc_honaker_nodes((cc_honaker_part *) cc_state_part(s));
 	static int64_t items[REPLAY_T + 1];
 	static int64_t prefix[REPLAY_T + 1];
 
@@ -117,7 +117,7 @@ test_zero_noise(void)
 	seeded_rng r;
 	cc_params	p = params_for(CC_HONAKER, 1000, 777);
 	cc_state   *s = new_state(&p);
-	const cc_honaker_node *node = cc_state_part(s);
+	const cc_honaker_node *node = cc_honaker_nodes((cc_honaker_part *) cc_state_part(s));
 	int64_t		exact = 0;
 	int			bad = 0;
 
@@ -149,7 +149,9 @@ test_state(void)
 	CHECK(cc_params_prepare(&p) == CC_NEED_HORIZON, "honaker without horizon");
 	cc_params_prepare(&small);
 	cc_params_prepare(&large);
-	CHECK(cc_state_size(&large) - cc_state_size(&small) == 30 * sizeof(cc_honaker_node),
+	CHECK(cc_state_size(&large) - cc_state_size(&small) == 30 * sizeof(cc_honaker_node) &&
+		  cc_state_size(&small) == sizeof(cc_state) + sizeof(cc_honaker_part) +
+		  11 * sizeof(cc_honaker_node),
 		  "sizes %zu and %zu", cc_state_size(&small), cc_state_size(&large));
 	p = params_for(CC_HONAKER, 1e-6, CC_MAX_HORIZON);
 	p.sensitivity = CC_MAX_SENSITIVITY;
@@ -170,16 +172,18 @@ test_figures(void)
 	cc_params	bp = params_for(CC_BINARY, 1.0, T);
 	cc_state   *h = new_state(&hp);
 	cc_state   *b = new_state(&bp);
+	seeded_rng r;
 	double		h_sum = 0.0;
 	double		h_worst = 0.0;
 	double		b_sum = 0.0;
 
+	seeded_rng_init(&r, 43);
 	for (int64_t t = 1; t <= T; t++)
 	{
 		cc_release rel;
 
-		/* the variance depends on t alone: no need to push the stream */
-		h->t = b->t = t;
+		cc_push(h, 0, &r.rng);
+		b->t = t;				/* binary's variance depends on t alone */
 		cc_read(h, &rel);
 		h_sum += rel.variance;
 		if (rel.variance > h_worst)

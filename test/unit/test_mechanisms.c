@@ -321,7 +321,7 @@ expected_kappa4(const cc_state *s)
 static double
 release_error(const cc_state *s)
 {
-	const cc_honaker_node *node = cc_state_part(s);
+	const cc_honaker_node *node = cc_honaker_nodes((cc_honaker_part *) cc_state_part(s));
 	double		err = 0.0;
 
 	if (s->params.kind != CC_HONAKER)
