@@ -8,7 +8,7 @@ PGFILEDESC = "contcount - differentially private running counts"
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
 CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 	src/core/mech_two_level.c src/core/mech_binary.c src/core/mech_hybrid.c \
-	src/core/mech_honaker.c
+	src/core/mech_honaker.c src/core/mech_smooth_binary.c
 # The PostgreSQL glue, one file per concern.
 GLUE_SRCS = src/contcount.c src/settings.c src/random.c src/report.c src/spec.c \
 	src/release.c src/owner_spi.c src/shmem.c src/call_site.c src/ledger.c src/ledger_store.c \

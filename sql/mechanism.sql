@@ -10,11 +10,13 @@ SELECT * FROM contcount.mechanism('two_level', 1, horizon => 17);
 SELECT * FROM contcount.mechanism('two_level', 1, horizon => 100, block => 25);
 -- the tree with Honaker's estimates
 SELECT * FROM contcount.mechanism('honaker', 0.5, horizon => 1000);
+SELECT * FROM contcount.mechanism('smooth_binary', 0.5, horizon => 1000);
 -- epsilon is rounded to a multiple of 1e-9
 SELECT (contcount.mechanism('hybrid', 0.1234567891234)).epsilon;
 -- the extremes that are allowed
 SELECT (contcount.mechanism('binary', 0.000001, horizon => 4611686018427387904, sensitivity => 1000000)).name;
 SELECT (contcount.mechanism('honaker', 0.000001, horizon => 4611686018427387904, sensitivity => 1000000)).name;
+SELECT (contcount.mechanism('smooth_binary', 0.000001, horizon => 4611686018427387904, sensitivity => 1000000)).name;
 SELECT (contcount.mechanism('hybrid', 1000)).epsilon;
 
 -- Every bad parameter: SQLSTATE and message.
@@ -33,6 +35,7 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.mechanism('two_level', 1)$$),
     ($$SELECT contcount.mechanism('honaker', 1)$$),
     ($$SELECT contcount.mechanism('honaker', 1, horizon => 10, block => 3)$$),
+    ($$SELECT contcount.mechanism('smooth_binary', 1)$$),
     ($$SELECT contcount.mechanism('binary', 1, horizon => 0)$$),
     ($$SELECT contcount.mechanism('binary', 1, horizon => -5)$$),
     ($$SELECT contcount.mechanism('hybrid', 1, horizon => 4611686018427387905)$$),

@@ -31,7 +31,9 @@ RETURNS TABLE (draws bigint, scale float8) LANGUAGE sql IMMUTABLE AS $$
         ('binary', bit_count(t::bit(64)), 7 / 0.7),
         ('hybrid', floor(log(2, t))::bigint + 1, 2 / 0.7),
         ('hybrid', bit_count((t - 2 ^ floor(log(2, t)))::bigint::bit(64)),
-                   2 * floor(log(2, t)) / 0.7)
+                   2 * floor(log(2, t)) / 0.7),
+        -- height 8, the smallest even h with C(h, h/2) = 70 > 64: weight 4
+        ('smooth_binary', 4, 4 / 0.7)
     ) v(m, draws, scale)
     WHERE m = mechanism AND draws > 0
 $$;
@@ -67,7 +69,8 @@ DO $$
 DECLARE
     m text;
 BEGIN
-    FOREACH m IN ARRAY ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid', 'honaker'] LOOP
+    FOREACH m IN ARRAY ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid', 'honaker',
+                             'smooth_binary'] LOOP
         INSERT INTO test.trials
         SELECT m, trial, t, (r).noisy_count - exact, (r).stddev
         FROM (

@@ -16,6 +16,7 @@ static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_BINARY] = &cc_binary_ops,
 	[CC_HYBRID] = &cc_hybrid_ops,
 	[CC_HONAKER] = &cc_honaker_ops,
+	[CC_SMOOTH_BINARY] = &cc_smooth_binary_ops,
 };
 
 const cc_mechanism_ops *

@@ -30,6 +30,7 @@ typedef enum cc_kind
 	CC_BINARY,					/* dyadic tree of noisy partial sums */
 	CC_HYBRID,					/* log mechanism plus a tree per [2^k, 2^(k+1)) */
 	CC_HONAKER,					/* dyadic tree, Honaker's estimates of its nodes */
+	CC_SMOOTH_BINARY,			/* a tree's leaves of Hamming weight h/2 only */
 	CC_NUM_KINDS
 } cc_kind;
 

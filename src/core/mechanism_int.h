@@ -76,6 +76,7 @@ extern const cc_mechanism_ops cc_two_level_ops;
 extern const cc_mechanism_ops cc_binary_ops;
 extern const cc_mechanism_ops cc_hybrid_ops;
 extern const cc_mechanism_ops cc_honaker_ops;
+extern const cc_mechanism_ops cc_smooth_binary_ops;
 
 extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
 
@@ -136,6 +137,21 @@ typedef struct cc_honaker_node
 } cc_honaker_node;
 
 #define cc_honaker_nodes(part) ((cc_honaker_node *) ((part) + 1))
+
+/*
+ * The smooth binary mechanism's state (mech_smooth_binary.c): the leaf of
+ * the current release, l_(t+1), and the node of each of its set bits (zero
+ * at the other bits).  A leaf has h bits, up to 66.
+ */
+typedef struct cc_smooth_part
+{
+	int64_t		height;			/* h; the leaves' weight k is h / 2 */
+	uint64_t	leaf_low;		/* its low 64 bits */
+	uint64_t	leaf_high;		/* and the others */
+	/* followed by height cc_tree_node */
+} cc_smooth_part;
+
+#define cc_smooth_nodes(part) ((cc_tree_node *) ((part) + 1))
 
 /* a + b into *sum, false on overflow */
 static inline bool

@@ -275,6 +275,18 @@ expected_variance(const cc_params *p, int64_t t, double level_error)
 			return (k + 1) * dlap_var(2 * d / e) +
 				(t == (INT64_C(1) << k) ? 0.0 :
 				 __builtin_popcountll(t - (INT64_C(1) << k)) * dlap_var(2 * k * d / e));
+		case CC_SMOOTH_BINARY:
+			/* k = h / 2 nodes of scale k, h the smallest even with C(h, k) > T */
+			for (k = 1; k < 34; k++)
+			{
+				double		leaves = 1.0;
+
+				for (int i = 1; i <= k; i++)
+					leaves = leaves * (k + i) / i;
+				if (leaves > (double) p->horizon)
+					break;
+			}
+			return k * dlap_var((k + level_error) * d / e);
 		case CC_HONAKER:
 			for (int b = 0; b < 63; b++)
 				if (t & (INT64_C(1) << b))
@@ -402,7 +414,7 @@ check_variance(cc_params p, uint64_t seed)
 
 		/* the same check must see a tree with one level fewer */
 		if ((p.kind == CC_BINARY && __builtin_popcountll(check_steps[c]) >= 3) ||
-			p.kind == CC_HONAKER)
+			p.kind == CC_HONAKER || p.kind == CC_SMOOTH_BINARY)
 			CHECK(!variance_consistent(sample, expected_variance(&p, check_steps[c], -1),
 									   kappa4[c], TRIALS),
 				  "%s t=%lld: a scale one level short passes", name, (long long) check_steps[c]);
@@ -436,6 +448,10 @@ test_variances(void)
 	p = params_for(CC_HONAKER, 2.0, 100);
 	p.sensitivity = 3;
 	check_variance(p, 32);
+	check_variance(params_for(CC_SMOOTH_BINARY, 0.7, STREAM), 33);
+	p = params_for(CC_SMOOTH_BINARY, 2.0, 100);
+	p.sensitivity = 3;
+	check_variance(p, 34);
 }
 
 /* The hybrid mechanism goes on without a horizon, with O(log t) live nodes. */

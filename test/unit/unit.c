@@ -139,6 +139,7 @@ main(void)
 	test_noise();
 	test_mechanisms();
 	test_honaker();
+	test_smooth_binary();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -74,5 +74,6 @@ extern double dlap_kappa4(double b);
 extern void test_noise(void);
 extern void test_mechanisms(void);
 extern void test_honaker(void);
+extern void test_smooth_binary(void);
 
 #endif							/* CC_UNIT_H */
