@@ -49,6 +49,18 @@ denominator(int d)
 	return (UINT64_C(2) << d) - 1;
 }
 
+/*
+ * 1 / D_d for every level, folded by the compiler: every push sums the live
+ * levels' fractions, and a division for each cost a window a tenth of its
+ * time.
+ */
+#define INVERSE(d) (1.0 / (double) ((UINT64_C(2) << (d)) - 1))
+#define INVERSE4(d) INVERSE(d), INVERSE(d + 1), INVERSE(d + 2), INVERSE(d + 3)
+#define INVERSE16(d) INVERSE4(d), INVERSE4(d + 4), INVERSE4(d + 8), INVERSE4(d + 12)
+static const double inverse_denominator[64] = {
+	INVERSE16(0), INVERSE16(16), INVERSE16(32), INVERSE16(48)
+};
+
 /* Levels of the tree, as for the binary mechanism. */
 static uint64_t
 honaker_multiplier(const cc_params *params)
@@ -152,14 +164,14 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 	for (uint64_t bits = (uint64_t) t; bits != 0; bits &= bits - 1)
 	{
 		int			d = __builtin_ctzll(bits);
-		double		inverse = 1.0 / (double) denominator(d);
+		double		inverse = inverse_denominator[d];
 
 		if (!cc_add(wholes, node[d].whole, &wholes))
 			return CC_OVERFLOW;
 		fractions += (double) node[d].frac * inverse;
 		part->share += (double) (UINT64_C(1) << d) * inverse;
 	}
-	part->top_weight = (double) (UINT64_C(1) << closing) / (double) denominator(closing);
+	part->top_weight = (double) (UINT64_C(1) << closing) * inverse_denominator[closing];
 	/* fractions is below L: its rounding is a small integer */
 	if (!cc_add(wholes, (int64_t) floor(fractions + 0.5), &state->noisy))
 		return CC_OVERFLOW;

@@ -29,9 +29,10 @@ bernoulli_frac(cc_rng *rng, uint64_t a, uint64_t b)
  * Bernoulli(exp(-a/b)) for 0 <= a <= b.  Draw A_k ~ Bernoulli(a / (b k)) for
  * k = 1, 2, ... until one fails; the first failing k is odd with probability
  * exp(-a/b).  Should b * k overflow, A_k is drawn as Bernoulli(a/b) and
- * Bernoulli(1/k) instead.
+ * Bernoulli(1/k) instead.  Inlined: a draw calls it three times or so, and
+ * the call's register saves cost as much as its loop.
  */
-static bool
+static inline __attribute__((always_inline)) bool
 bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
 {
 	uint64_t	k = 1;
