@@ -51,8 +51,7 @@ denominator(int d)
 
 /*
  * 1 / D_d for every level, folded by the compiler: every push sums the live
- * levels' fractions, and a division for each cost a window a tenth of its
- * time.
+ * levels' fractions, and multiplies rather than divides for each.
  */
 #define INVERSE(d) (1.0 / (double) ((UINT64_C(2) << (d)) - 1))
 #define INVERSE4(d) INVERSE(d), INVERSE(d + 1), INVERSE(d + 2), INVERSE(d + 3)
@@ -132,6 +131,7 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 	int64_t		error_whole;
 	int64_t		wholes = 0;
 	double		fractions = 0.0;
+	double		share = 0.0;
 
 	/*
 	 * The estimate's error, not the estimate, is carried up: it needs fewer
@@ -160,7 +160,6 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 	node[closing].exact = exact;
 
 	/* the release, and the share of a draw's variance that reads report */
-	part->share = 0.0;
 	for (uint64_t bits = (uint64_t) t; bits != 0; bits &= bits - 1)
 	{
 		int			d = __builtin_ctzll(bits);
@@ -169,8 +168,9 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 		if (!cc_add(wholes, node[d].whole, &wholes))
 			return CC_OVERFLOW;
 		fractions += (double) node[d].frac * inverse;
-		part->share += (double) (UINT64_C(1) << d) * inverse;
+		share += (double) (UINT64_C(1) << d) * inverse;
 	}
+	part->share = share;
 	part->top_weight = (double) (UINT64_C(1) << closing) * inverse_denominator[closing];
 	/* fractions is below L: its rounding is a small integer */
 	if (!cc_add(wholes, (int64_t) floor(fractions + 0.5), &state->noisy))

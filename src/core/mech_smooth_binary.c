@@ -154,6 +154,44 @@ smooth_push(cc_state *state, int64_t x, cc_rng *rng)
 	return CC_OK;
 }
 
+/*
+ * The leaf indexes the nodes, so a state read back from storage must hold
+ * l_(t+1) of the right height: of weight k, and with t + 1 leaves of weight
+ * k up to it.  Below it, those are sum over its set bits p, from the top,
+ * of C(p, the number of set bits from p down).
+ */
+static bool
+smooth_part_valid(const cc_params *params, int64_t t, const void *bytes)
+{
+	cc_smooth_part part;
+	leaf_t		leaf;
+	int			ones;
+	unsigned __int128 below = 0;
+
+	memcpy(&part, bytes, sizeof(part));
+	leaf = ((leaf_t) part.leaf_high << 64) | part.leaf_low;
+	if (part.height != smooth_height(params->horizon) ||
+		(leaf >> part.height) != 0 ||
+		__builtin_popcountll(part.leaf_low) + __builtin_popcountll(part.leaf_high) != part.height / 2)
+		return false;
+	ones = (int) part.height / 2;
+	for (int p = (int) part.height - 1; p >= 0; p--)
+	{
+		unsigned __int128 choose = 1;
+
+		if (((leaf >> p) & 1) == 0)
+			continue;
+		/* C(p, ones): 0 when fewer than ones bits are left below p */
+		if (ones > p)
+			choose = 0;
+		for (int i = 1; i <= ones && choose != 0; i++)
+			choose = choose * (unsigned __int128) (p - ones + i) / (unsigned __int128) i;
+		below += choose;
+		ones--;
+	}
+	return below == (unsigned __int128) t;
+}
+
 /* k draws of the main scale, at every step. */
 static int
 smooth_terms(const cc_state *state, cc_term *terms)
@@ -174,4 +212,5 @@ const cc_mechanism_ops cc_smooth_binary_ops = {
 	.init = smooth_init,
 	.push = smooth_push,
 	.terms = smooth_terms,
+	.part_valid = smooth_part_valid,
 };

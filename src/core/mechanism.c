@@ -183,9 +183,14 @@ cc_state_valid(const void *bytes, size_t len)
 		params.has_block != header.params.has_block ||
 		params.block != header.params.block)
 		return false;
-	return header.size == (int64_t) len && cc_state_size(&params) == len &&
-		header.t >= 0 && header.exact >= 0 &&
-		(!params.has_horizon || header.t <= params.horizon);
+	if (header.size != (int64_t) len || cc_state_size(&params) != len ||
+		header.t < 0 || header.exact < 0 ||
+		(params.has_horizon && header.t > params.horizon))
+		return false;
+	/* a part whose contents index the state is checked by its mechanism */
+	return !mechanisms[params.kind]->part_valid ||
+		mechanisms[params.kind]->part_valid(&params, header.t,
+											(const char *) bytes + sizeof(cc_state));
 }
 
 const cc_params *

@@ -68,6 +68,8 @@ typedef struct cc_mechanism_ops
 	int			(*terms) (const cc_state *state, cc_term *terms);
 	/* instead of terms: a release whose draws are weighted */
 	void		(*weighted_noise) (const cc_state *state, cc_noise *noise);
+	/* optional: could these bytes, maybe unaligned, be the part at step t? */
+	bool		(*part_valid) (const cc_params *params, int64_t t, const void *part);
 } cc_mechanism_ops;
 
 extern const cc_mechanism_ops cc_simple_i_ops;

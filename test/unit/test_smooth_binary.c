@@ -46,6 +46,18 @@ weight_k_leaves(int k, uint64_t *leaves, int n)
 			leaves[++found] = v;
 }
 
+/* The next integer of the same Hamming weight, by brute force. */
+static uint64_t
+leaves_after(uint64_t v)
+{
+	int			k = __builtin_popcountll(v);
+
+	do
+		v++;
+	while (__builtin_popcountll(v) != k);
+	return v;
+}
+
 /*
  * Replay the draws on the tree: a copy of the random source draws each node's
  * noise when the node is first released, lowest bit first, and never again;
@@ -254,6 +266,40 @@ test_state(void)
 	free(s);
 }
 
+/* A state read back from storage: its leaf must be l_(t+1) of its height. */
+static void
+test_state_valid(void)
+{
+	seeded_rng r;
+	cc_params	p = params_for(CC_SMOOTH_BINARY, 0.5, 500);
+	cc_state   *s = new_state(&p);
+	cc_smooth_part *part = cc_state_part(s);
+	size_t		size = cc_state_bytes(s);
+	char	   *copy = malloc(size + 1);
+	bool		all_valid = cc_state_valid(s, size);
+
+	seeded_rng_init(&r, 55);
+	for (int t = 1; t <= 300; t++)
+	{
+		cc_push(s, t % 4, &r.rng);
+		all_valid &= cc_state_valid(s, size);
+	}
+	CHECK(all_valid, "a state as written refused");
+	/* unaligned, as a bytea may hold it */
+	memcpy(copy + 1, s, size);
+	CHECK(cc_state_valid(copy + 1, size), "an unaligned state refused");
+	part->leaf_low = leaves_after(part->leaf_low);
+	CHECK(!cc_state_valid(s, size), "a state one leaf ahead of its step");
+	part->leaf_low = 0x3ff;		/* weight 10, not 6 */
+	CHECK(!cc_state_valid(s, size), "a leaf of another weight");
+	part->leaf_low = (UINT64_C(0x3f) << 60);	/* beyond the 12-bit tree */
+	CHECK(!cc_state_valid(s, size), "a leaf beyond the tree");
+	part->height = 200;
+	CHECK(!cc_state_valid(s, size), "a state of another height");
+	free(copy);
+	free(s);
+}
+
 /* The figure README quotes: the variance at every step of T = 2^20, epsilon 1. */
 static void
 test_figures(void)
@@ -291,5 +337,6 @@ test_smooth_binary(void)
 	check_sensitivity(100);		/* h = 10, part of the tree */
 	test_zero_noise();
 	test_state();
+	test_state_valid();
 	test_figures();
 }
