@@ -56,5 +56,11 @@ settings_define(bool preloading)
 								   0,
 								   NULL, NULL, NULL);
 	}
-	MarkGUCPrefixReserved("contcount");
+	/*
+	 * Only at server start: loaded later by a trigger, the server-start
+	 * settings are not defined, and reserving the prefix would warn the
+	 * application about them on its first counted insert.
+	 */
+	if (preloading)
+		MarkGUCPrefixReserved("contcount");
 }
