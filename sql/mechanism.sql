@@ -60,3 +60,17 @@ SELECT s, test.error_of(s) FROM (VALUES
 SELECT contcount.mechanism('binary', 1);
 SELECT contcount.mechanism('binomial', 1);
 SELECT contcount.mechanism('simple_i', 0.000001, horizon => 1000000000000);
+
+-- honaker and smooth_binary through the window aggregate and the series
+-- function: at epsilon 1000 every draw is 0 (but with probability below
+-- e^-300), so each release is the exact running count.
+SELECT t, x, (r).noisy_count, sum(x) OVER (ORDER BY t) AS exact
+FROM (SELECT t, x, contcount.running_count(x, contcount.mechanism('honaker', 1000, horizon => 6))
+                       OVER (ORDER BY t ROWS UNBOUNDED PRECEDING) AS r
+      FROM (VALUES (1, 3), (2, 1), (3, 4), (4, 1), (5, 5), (6, 9)) v(t, x)) q;
+SELECT t, x, (r).noisy_count, sum(x) OVER (ORDER BY t) AS exact
+FROM (SELECT t, x, contcount.running_count(x, contcount.mechanism('smooth_binary', 1000, horizon => 6))
+                       OVER (ORDER BY t ROWS UNBOUNDED PRECEDING) AS r
+      FROM (VALUES (1, 3), (2, 1), (3, 4), (4, 1), (5, 5), (6, 9)) v(t, x)) q;
+SELECT t, noisy_count FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 1000, mechanism => 'honaker');
+SELECT t, noisy_count FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 1000, mechanism => 'smooth_binary');
