@@ -9,12 +9,13 @@ PGFILEDESC = "contcount - differentially private running counts"
 CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 	src/core/mech_two_level.c src/core/mech_binary.c src/core/mech_hybrid.c \
 	src/core/mech_honaker.c src/core/mech_smooth_binary.c
-# The PostgreSQL glue, one file per concern.
-GLUE_SRCS = src/contcount.c src/settings.c src/random.c src/report.c src/spec.c \
-	src/release.c src/owner_spi.c src/shmem.c src/call_site.c src/ledger.c src/ledger_store.c \
-	src/counter.c src/counter_shmem.c src/counter_trigger.c src/counter_worker.c \
-	src/statement_rows.c \
-	src/running_count.c src/running_counts.c src/noisy_count.c
+# The PostgreSQL glue: one folder per subsystem, one file per concern.
+GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c) \
+	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
+		noisy_count.c) \
+	$(addprefix src/ledger/,ledger.c ledger_store.c) \
+	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
+		statement_rows.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
 REGRESS = setup mechanism running_count running_counts noisy_count ledger attack_releases counters attack_search_path statistics
@@ -27,7 +28,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 
 # PostgreSQL's headers are not -Wextra clean; ours must be.
-PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src \
+PG_CPPFLAGS = -I$(srcdir)/src \
 	-isystem $(shell $(PG_CONFIG) --includedir-server)
 PG_CFLAGS = -Wall -Wextra
 # Calls inside the library need not go through the PLT: nothing interposes
@@ -37,7 +38,7 @@ SHLIB_LINK = -Wl,-Bsymbolic
 include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild everything when a header changes.
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/core/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*/*.h)
 
 # Unit tests of the core, under AddressSanitizer and UBSan.
 UNIT_SRCS = $(CORE_SRCS) $(wildcard test/unit/*.c)

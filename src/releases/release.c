@@ -7,6 +7,9 @@
  * 8-byte pass-by-value fields, never null: every row has the same header and
  * its fields at fixed places.  So a row is built by copying the header of a
  * row formed once and storing the fields after it.
+ *
+ * IDENTIFICATION
+ *	  src/releases/release.c
  */
 #include "postgres.h"
 
@@ -15,7 +18,7 @@
 #include "access/htup_details.h"
 #include "funcapi.h"
 
-#include "release.h"
+#include "releases/release.h"
 
 struct ReleaseRowType
 {

@@ -10,6 +10,9 @@
  * transaction itself: the counts are committed, and survive a crash,
  * exactly when the inserts they count are.  The step worker turns committed
  * deltas into steps.
+ *
+ * IDENTIFICATION
+ *	  src/counters/counter_trigger.c
  */
 #include "postgres.h"
 
@@ -24,9 +27,9 @@
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 
-#include "counter.h"
-#include "counter_shmem.h"
-#include "statement_rows.h"
+#include "counters/counter.h"
+#include "counters/counter_shmem.h"
+#include "counters/statement_rows.h"
 
 typedef struct PendingCount
 {

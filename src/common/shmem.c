@@ -2,6 +2,9 @@
  * shmem.c
  *		Reserves and attaches contcount's shared memory, for the ledger store
  *		and the counters, through PostgreSQL 15's hooks.
+ *
+ * IDENTIFICATION
+ *	  src/common/shmem.c
  */
 #include "postgres.h"
 
@@ -9,9 +12,9 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 
-#include "counter_shmem.h"
-#include "ledger_store.h"
-#include "shmem.h"
+#include "common/shmem.h"
+#include "counters/counter_shmem.h"
+#include "ledger/ledger_store.h"
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;

@@ -27,6 +27,9 @@
  * then, finds the statement by that context and counts its rows.  COPY FROM
  * has no ExecutorEnd, but it reports the rows it inserted as its progress,
  * final by the time its AFTER triggers fire.
+ *
+ * IDENTIFICATION
+ *	  src/counters/statement_rows.c
  */
 #include "postgres.h"
 
@@ -40,8 +43,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "counter.h"
-#include "statement_rows.h"
+#include "counters/counter.h"
+#include "counters/statement_rows.h"
 
 typedef struct CountLater
 {

@@ -1,12 +1,15 @@
 /*
  * settings.c
  *		The contcount.* configuration parameters.
+ *
+ * IDENTIFICATION
+ *	  src/common/settings.c
  */
 #include "postgres.h"
 
 #include "utils/guc.h"
 
-#include "settings.h"
+#include "common/settings.h"
 
 char	   *contcount_ledger = NULL;
 int			contcount_max_ledgers = 1000;

@@ -17,17 +17,17 @@
  * for the whole call (call_site.c), read once, and used for every stream.
  *
  * IDENTIFICATION
- *	  src/running_count.c
+ *	  src/releases/running_count.c
  */
 #include "postgres.h"
 
 #include "nodes/execnodes.h"
 
-#include "call_site.h"
-#include "ledger.h"
-#include "release.h"
-#include "report.h"
-#include "spec.h"
+#include "common/report.h"
+#include "ledger/ledger.h"
+#include "releases/call_site.h"
+#include "releases/release.h"
+#include "releases/spec.h"
 
 /* The aggregate's arguments after the item are parameters: (mechanism) or (epsilon, horizon). */
 #define FIRST_PARAMETER 1

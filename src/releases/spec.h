@@ -7,7 +7,7 @@
 
 #include "fmgr.h"
 
-#include "mechanism.h"
+#include "core/mechanism.h"
 
 /* The fields in the order of the composite type contcount.mechanism. */
 typedef enum SpecField

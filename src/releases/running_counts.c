@@ -8,6 +8,9 @@
  * Each call is one release of its series and draws its own noise; it pays
  * once the result is built, so that bad input costs nothing, and before the
  * result is returned.
+ *
+ * IDENTIFICATION
+ *	  src/releases/running_counts.c
  */
 #include "postgres.h"
 
@@ -15,10 +18,10 @@
 #include "utils/array.h"
 #include "utils/arrayaccess.h"
 
-#include "ledger.h"
-#include "release.h"
-#include "report.h"
-#include "spec.h"
+#include "common/report.h"
+#include "ledger/ledger.h"
+#include "releases/release.h"
+#include "releases/spec.h"
 
 /* Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta, ledger. */
 static const int spec_argno[SPEC_NFIELDS] = {

@@ -6,11 +6,14 @@
  * tell bad input from other failures; a stream longer than its horizon is
  * 54000 (program_limit_exceeded) and a count beyond bigint is 22003.  No
  * message shows a stream item: items are the private data.
+ *
+ * IDENTIFICATION
+ *	  src/common/report.c
  */
 #include "postgres.h"
 
-#include "random.h"
-#include "report.h"
+#include "common/random.h"
+#include "common/report.h"
 
 #define HYBRID_HINT "Use mechanism \"hybrid\" for a stream of unknown length."
 

@@ -12,6 +12,9 @@
  * the commit loses only noise that nobody saw, and a crash after it keeps
  * every node's noise as drawn.  Counts are consumed in the same transaction
  * that records them in a step: none is lost, none counted twice.
+ *
+ * IDENTIFICATION
+ *	  src/counters/counter_worker.c
  */
 #include "postgres.h"
 
@@ -34,10 +37,10 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "counter.h"
-#include "counter_shmem.h"
-#include "random.h"
-#include "settings.h"
+#include "common/random.h"
+#include "common/settings.h"
+#include "counters/counter.h"
+#include "counters/counter_shmem.h"
 
 /* Reload the counters at least this often, in case a wake-up was missed. */
 #define RELOAD_INTERVAL_MS 10000
@@ -141,7 +144,7 @@ load_counters(CounterShared *cs)
 		{
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("contcount: more counters than contcount.max_counters = %d; some get no steps",
+					 errmsg("more counters than contcount.max_counters = %d; some get no steps",
 							cs->nslots)));
 			break;
 		}
@@ -150,7 +153,7 @@ load_counters(CounterShared *cs)
 		{
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("contcount: the state of counter %s is damaged; it gets no steps",
+					 errmsg("the state of counter %s is damaged; it gets no steps",
 							SPI_getvalue(tuple, desc, 2))));
 			continue;
 		}
@@ -211,7 +214,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	if (!cc_state_valid(VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("contcount: the state of counter \"%s\" is damaged", name)));
+				 errmsg("the state of counter \"%s\" is damaged", name)));
 	/* outside SPI's memory, which the commit frees */
 	memcpy(state_buf.bytes, VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored));
 	state = (cc_state *) state_buf.bytes;
@@ -237,7 +240,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 			elog(ERROR, "could not finish counter \"%s\"", name);
 		end_work();
 		ereport(LOG,
-				(errmsg("contcount: counter \"%s\" has reached its horizon of " INT64_FORMAT " steps and releases no more",
+				(errmsg("counter \"%s\" has reached its horizon of " INT64_FORMAT " steps and releases no more",
 						name, cc_state_params(state)->horizon)));
 		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
 		for (int i = 0; i < cs->nslots; i++)
@@ -251,7 +254,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		return false;
 	}
 	if (status != CC_OK)
-		elog(ERROR, "contcount: counter \"%s\" cannot take its step (status %d)", name, (int) status);
+		elog(ERROR, "counter \"%s\" cannot take its step (status %d)", name, (int) status);
 	cc_read(state, &release);
 
 	{

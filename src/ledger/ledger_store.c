@@ -31,6 +31,9 @@
  * it shared; so does reading the file for the audit, which therefore never
  * sees half an append.  The postmaster reads the file at startup, before
  * any backend exists, under AddinShmemInitLock.
+ *
+ * IDENTIFICATION
+ *	  src/ledger/ledger_store.c
  */
 #include "postgres.h"
 
@@ -48,10 +51,10 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
-#include "ledger_store.h"
-#include "settings.h"
-#include "ledger.h"
-#include "spec.h"
+#include "common/errors.h"
+#include "common/settings.h"
+#include "ledger/ledger_store.h"
+#include "releases/spec.h"
 
 #define STORE_DIR "contcount"
 #define STORE_FILE STORE_DIR "/ledger"
@@ -299,7 +302,7 @@ load_store(void)
 		{
 			/* a write cut short by a crash: its charge never returned */
 			ereport(LOG,
-					(errmsg("contcount: dropping an incomplete ledger record at offset %lld",
+					(errmsg("dropping an incomplete ledger record at offset %lld",
 							(long long) offset)));
 			if (ftruncate(fd, offset) != 0 || pg_fsync(fd) != 0)
 				mark_damaged("an incomplete record at the end cannot be cut off");
@@ -321,7 +324,7 @@ load_store(void)
 	pfree(buf);
 	if (store->damaged)
 		ereport(LOG,
-				(errmsg("contcount: the ledger store is damaged, releases will be refused: %s",
+				(errmsg("the ledger store is damaged, releases will be refused: %s",
 						store->damage)));
 }
 

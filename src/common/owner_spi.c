@@ -19,7 +19,7 @@
  * commits; management sees its own transaction's changes too.
  *
  * IDENTIFICATION
- *	  src/owner_spi.c
+ *	  src/common/owner_spi.c
  */
 #include "postgres.h"
 
@@ -32,7 +32,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "owner_spi.h"
+#include "common/owner_spi.h"
 
 static Oid
 extension_owner(void)

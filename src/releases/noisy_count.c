@@ -15,7 +15,7 @@
  * from the call site's charges (ledger.c).
  *
  * IDENTIFICATION
- *	  src/noisy_count.c
+ *	  src/releases/noisy_count.c
  */
 #include "postgres.h"
 
@@ -26,10 +26,10 @@
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 
-#include "call_site.h"
-#include "ledger.h"
-#include "report.h"
-#include "spec.h"
+#include "common/report.h"
+#include "ledger/ledger.h"
+#include "releases/call_site.h"
+#include "releases/spec.h"
 
 /* The plan below an upper node whose tlist refers to it through OUTER_VAR. */
 static Plan *

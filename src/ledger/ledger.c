@@ -21,7 +21,7 @@
  * what the site did not use is refunded when the query ends.
  *
  * IDENTIFICATION
- *	  src/ledger.c
+ *	  src/ledger/ledger.c
  */
 #include "postgres.h"
 
@@ -41,11 +41,11 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-#include "ledger.h"
-#include "owner_spi.h"
-#include "ledger_store.h"
-#include "settings.h"
-#include "spec.h"
+#include "common/owner_spi.h"
+#include "common/settings.h"
+#include "ledger/ledger.h"
+#include "ledger/ledger_store.h"
+#include "releases/spec.h"
 
 typedef struct LedgerRow
 {

@@ -8,6 +8,9 @@
  * named arguments and defaults read well in SQL.  The same checks run when a
  * value is built and when it is used, since a composite can also be written
  * by hand.
+ *
+ * IDENTIFICATION
+ *	  src/releases/spec.c
  */
 #include "postgres.h"
 
@@ -15,8 +18,8 @@
 #include "funcapi.h"
 #include "utils/builtins.h"
 
-#include "report.h"
-#include "spec.h"
+#include "common/report.h"
+#include "releases/spec.h"
 
 static void
 require_not_null(const SpecArgs *args, SpecField field, const char *what)

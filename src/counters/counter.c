@@ -12,6 +12,9 @@
  * fed by tables whose owner has the rights of the counter's owner, or of a
  * role the owner allowed to feed it (counter_grant.feed): no one else can
  * push numbers into it.
+ *
+ * IDENTIFICATION
+ *	  src/counters/counter.c
  */
 #include "postgres.h"
 
@@ -27,12 +30,12 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "counter.h"
-#include "counter_shmem.h"
-#include "ledger.h"
-#include "owner_spi.h"
-#include "settings.h"
-#include "spec.h"
+#include "common/owner_spi.h"
+#include "common/settings.h"
+#include "counters/counter.h"
+#include "counters/counter_shmem.h"
+#include "ledger/ledger.h"
+#include "releases/spec.h"
 
 /* How long tick() waits for the worker. */
 #define TICK_TIMEOUT_MS 30000

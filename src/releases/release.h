@@ -8,7 +8,7 @@
 
 #include "fmgr.h"
 
-#include "mechanism.h"
+#include "core/mechanism.h"
 
 #define RELEASE_NATTS 4
 

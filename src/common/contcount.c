@@ -1,16 +1,19 @@
 /*
  * contcount.c
  *		Module entry point.
+ *
+ * IDENTIFICATION
+ *	  src/common/contcount.c
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "miscadmin.h"
 
-#include "counter.h"
-#include "settings.h"
-#include "shmem.h"
-#include "statement_rows.h"
+#include "common/settings.h"
+#include "common/shmem.h"
+#include "counters/counter.h"
+#include "counters/statement_rows.h"
 
 PG_MODULE_MAGIC;
 

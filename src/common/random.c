@@ -7,12 +7,15 @@
  * parent's words, or two processes would draw the same noise.  Each batch
  * overwrites the last.  A failure of the strong source is an error; there
  * is no fallback, and setseed()/random() have no part in it.
+ *
+ * IDENTIFICATION
+ *	  src/common/random.c
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
 
-#include "random.h"
+#include "common/random.h"
 
 #define BATCH_WORDS 4096
 

@@ -7,9 +7,8 @@
 
 #include "nodes/execnodes.h"
 
-/* contcount's own SQLSTATEs, class ZB (privacy budget) */
-#define ERRCODE_CONTCOUNT_BUDGET_EXCEEDED MAKE_SQLSTATE('Z','B','0','0','1')
-#define ERRCODE_CONTCOUNT_NO_LEDGER MAKE_SQLSTATE('Z','B','0','0','2')
+#include "common/errors.h"
+
 
 /*
  * Charge epsilon_units for a release by function, durably, before its first

@@ -11,7 +11,7 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 
-#include "mechanism.h"
+#include "core/mechanism.h"
 
 typedef struct CounterSlot
 {

@@ -13,6 +13,9 @@
  * triggers stop finding it at once and a reload that read the table before
  * the commit does not bring it back.  Waiting for a step happens on
  * step_closed, outside the lock.
+ *
+ * IDENTIFICATION
+ *	  src/counters/counter_shmem.c
  */
 #include "postgres.h"
 
@@ -22,8 +25,8 @@
 #include "utils/memutils.h"
 #include "storage/shmem.h"
 
-#include "counter_shmem.h"
-#include "settings.h"
+#include "common/settings.h"
+#include "counters/counter_shmem.h"
 
 static CounterShared *shared = NULL;
 

@@ -5,7 +5,7 @@
 #ifndef CONTCOUNT_REPORT_H
 #define CONTCOUNT_REPORT_H
 
-#include "mechanism.h"
+#include "core/mechanism.h"
 
 /*
  * Raise the error for a status other than CC_OK.  params may be NULL before

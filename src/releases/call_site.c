@@ -19,7 +19,7 @@
  * for the whole execution.
  *
  * IDENTIFICATION
- *	  src/call_site.c
+ *	  src/releases/call_site.c
  */
 #include "postgres.h"
 
@@ -33,7 +33,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/syscache.h"
 
-#include "call_site.h"
+#include "releases/call_site.h"
 
 static bool
 varies_walker(Node *node, void *context)

@@ -5,7 +5,7 @@
 #ifndef CONTCOUNT_RANDOM_H
 #define CONTCOUNT_RANDOM_H
 
-#include "noise.h"
+#include "core/noise.h"
 
 extern cc_rng *strong_rng(void);
 
