@@ -16,6 +16,7 @@
 
 #include "access/htup_details.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 
 #include "common/report.h"
@@ -69,6 +70,18 @@ spec_ledger(const SpecArgs *args)
 	return TextDatumGetCString(args->field[SPEC_LEDGER].value);
 }
 
+/* The core's mechanism names, "a, b, c", palloc'd: the hint never goes stale. */
+static char *
+mechanism_names(void)
+{
+	StringInfoData names;
+
+	initStringInfo(&names);
+	for (int kind = 0; kind < CC_NUM_KINDS; kind++)
+		appendStringInfo(&names, "%s%s", kind > 0 ? ", " : "", cc_kind_name((cc_kind) kind));
+	return names.data;
+}
+
 void
 spec_to_params(const SpecArgs *args, cc_params *params)
 {
@@ -85,7 +98,7 @@ spec_to_params(const SpecArgs *args, cc_params *params)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown mechanism \"%s\"", name),
-				 errhint("Use one of simple_i, simple_ii, two_level, binary, hybrid.")));
+				 errhint("Use one of %s.", mechanism_names())));
 	params->epsilon_units = spec_epsilon_units(args->field[SPEC_EPSILON]);
 	params->has_horizon = !args->field[SPEC_HORIZON].isnull;
 	if (params->has_horizon)
