@@ -140,6 +140,7 @@ main(void)
 	test_mechanisms();
 	test_honaker();
 	test_smooth_binary();
+	test_choice();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -75,5 +75,6 @@ extern void test_noise(void);
 extern void test_mechanisms(void);
 extern void test_honaker(void);
 extern void test_smooth_binary(void);
+extern void test_choice(void);
 
 #endif							/* CC_UNIT_H */
