@@ -60,3 +60,52 @@ CREATE FUNCTION contcount.grant_counter(name text, role regrole, feed boolean DE
 RETURNS void
 AS 'MODULE_PATHNAME', 'contcount_grant_counter'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Mechanism "auto" (issue 12) picks the mechanism of least variance for the
+-- horizon; objective says which: 'mean' (NULL) or 'worst' over the steps.
+-- The composite contcount.mechanism is unchanged, so the aggregates that
+-- take it stay: it holds the mechanism picked.
+DROP FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text);
+CREATE FUNCTION contcount.mechanism(
+    name text,
+    epsilon float8,
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL)
+RETURNS contcount.mechanism
+AS 'MODULE_PATHNAME', 'contcount_mechanism'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+DROP FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text);
+CREATE FUNCTION contcount.running_counts(
+    items bigint[],
+    epsilon float8,
+    mechanism text DEFAULT 'binary',
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL)
+RETURNS SETOF contcount.release
+AS 'MODULE_PATHNAME', 'running_counts'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+
+DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text);
+CREATE FUNCTION contcount.create_counter(
+    name text,
+    epsilon float8,
+    mechanism text DEFAULT 'binary',
+    horizon bigint DEFAULT NULL,
+    step interval DEFAULT '1 minute',
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;

@@ -74,3 +74,66 @@ FROM (SELECT t, x, contcount.running_count(x, contcount.mechanism('smooth_binary
       FROM (VALUES (1, 3), (2, 1), (3, 4), (4, 1), (5, 5), (6, 9)) v(t, x)) q;
 SELECT t, noisy_count FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 1000, mechanism => 'honaker');
 SELECT t, noisy_count FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 1000, mechanism => 'smooth_binary');
+
+-- Mechanism "auto": the least mean (default) or worst variance over the
+-- horizon.  The value names the mechanism picked, two_level's block filled in.
+SELECT * FROM contcount.mechanism('auto', 1, horizon => 1000);
+SELECT * FROM contcount.mechanism('auto', 1, horizon => 1000, objective => 'worst');
+SELECT * FROM contcount.mechanism('auto', 0.5, horizon => 1000000, sensitivity => 2, objective => 'mean');
+
+-- The pick is the least of every mechanism's variances as its releases
+-- report them (stddev^2 of a release of zeros at every step), by objective.
+CREATE TEMP TABLE auto_variance AS
+SELECT h, m, avg(stddev ^ 2) AS mean, max(stddev ^ 2) AS worst
+FROM unnest(ARRAY[1, 2, 3, 10, 40, 100, 1000, 5000]) h,
+     unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid', 'honaker', 'smooth_binary']) m,
+     contcount.running_counts(array_fill(0::bigint, ARRAY[h]), 1, mechanism => m)
+GROUP BY h, m;
+SELECT h, o, (contcount.mechanism('auto', 1, horizon => h, objective => o)).name AS picked,
+       (SELECT CASE o WHEN 'mean' THEN v.mean ELSE v.worst END
+        FROM auto_variance v
+        WHERE v.h = a.h AND v.m = (contcount.mechanism('auto', 1, horizon => h, objective => o)).name)
+       <= (SELECT min(CASE o WHEN 'mean' THEN v.mean ELSE v.worst END) * (1 + 1e-9)
+           FROM auto_variance v WHERE v.h = a.h) AS least
+FROM (SELECT DISTINCT h FROM auto_variance) a, unnest(ARRAY['mean', 'worst']) o
+ORDER BY h, o;
+
+-- Through the window aggregate (exact at epsilon 1000), a composite written
+-- by hand, and the series function and a counter, which say what they
+-- picked in a NOTICE.
+SELECT t, x, (r).noisy_count, sum(x) OVER (ORDER BY t) AS exact
+FROM (SELECT t, x, contcount.running_count(x, contcount.mechanism('auto', 1000, horizon => 6, objective => 'worst'))
+                       OVER (ORDER BY t ROWS UNBOUNDED PRECEDING) AS r
+      FROM (VALUES (1, 3), (2, 1), (3, 4), (4, 1), (5, 5), (6, 9)) v(t, x)) q;
+SELECT (contcount.running_count(x, ROW('auto', 1000, 6, NULL, 1, 0.05, NULL)::contcount.mechanism)).noisy_count
+FROM (VALUES (1, 3), (2, 1), (3, 4), (4, 1), (5, 5), (6, 9)) v(t, x);
+SELECT t, round(stddev::numeric, 3) AS stddev
+FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 1, mechanism => 'auto');
+SELECT count(*) AS steps, count(*) FILTER (WHERE a.stddev <> b.stddev) AS differing
+FROM contcount.running_counts(array_fill(0::bigint, ARRAY[1000]), 1, mechanism => 'auto', objective => 'worst') a
+JOIN contcount.running_counts(array_fill(0::bigint, ARRAY[1000]), 1,
+         mechanism => (contcount.mechanism('auto', 1, horizon => 1000, objective => 'worst')).name) b
+     USING (t);
+SELECT contcount.create_counter('auto_counter', 1, mechanism => 'auto', horizon => 100000,
+                                step => '1 day', objective => 'worst');
+SELECT name, mechanism, horizon FROM contcount.counters WHERE name = 'auto_counter';
+SELECT contcount.drop_counter('auto_counter');
+
+-- Its refusals, each before anything is charged.
+CREATE TEMP TABLE spent_before AS SELECT spent FROM contcount.ledgers WHERE name = 'tests';
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.mechanism('auto', 1)$$),
+    ($$SELECT contcount.mechanism('auto', 1, horizon => 100, block => 10)$$),
+    ($$SELECT contcount.mechanism('auto', 1, horizon => 100, objective => 'median')$$),
+    ($$SELECT contcount.mechanism('auto', 1, horizon => 100, objective => 'Mean')$$),
+    ($$SELECT contcount.mechanism('binary', 1, horizon => 100, objective => 'mean')$$),
+    ($$SELECT contcount.mechanism('auto', 0, horizon => 100)$$),
+    ($$SELECT contcount.mechanism('auto', 1, horizon => 0)$$),
+    ($$SELECT contcount.mechanism('Auto', 1, horizon => 100)$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2]::bigint[], 1, mechanism => 'auto', objective => 'max')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2]::bigint[], 1, objective => 'worst')$$),
+    ($$SELECT contcount.create_counter('auto_refused', 1, mechanism => 'auto')$$),
+    ($$SELECT contcount.create_counter('auto_refused', 1, mechanism => 'auto', horizon => 10, objective => 'least')$$)
+) AS cases(s);
+SELECT contcount.mechanism('auto', 1);
+SELECT l.spent - b.spent AS charged FROM contcount.ledgers l, spent_before b WHERE l.name = 'tests';

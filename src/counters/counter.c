@@ -216,7 +216,7 @@ step_usecs(Interval *step)
 
 /*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
- * beta, ledger)
+ * beta, ledger, objective)
  */
 PG_FUNCTION_INFO_V1(contcount_create_counter);
 Datum
@@ -251,7 +251,9 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 				 errmsg("step must not be null")));
 	step_usecs(PG_GETARG_INTERVAL_P(4));
 	spec_from_call(fcinfo, argno, &args);
+	spec_objective_from_call(fcinfo, 9, &args);
 	spec_to_params(&args, &params);
+	spec_notice_choice(&args, &params);
 
 	state = palloc(cc_state_size(&params));
 	cc_state_init(state, &params);

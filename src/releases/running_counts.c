@@ -23,7 +23,10 @@
 #include "releases/release.h"
 #include "releases/spec.h"
 
-/* Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta, ledger. */
+/*
+ * Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta,
+ * ledger, objective.
+ */
 static const int spec_argno[SPEC_NFIELDS] = {
 	[SPEC_NAME] = 2,
 	[SPEC_EPSILON] = 1,
@@ -59,12 +62,14 @@ running_counts(PG_FUNCTION_ARGS)
 
 	/* the series is all there is: its length is the horizon by default */
 	spec_from_call(fcinfo, spec_argno, &args);
+	spec_objective_from_call(fcinfo, 8, &args);
 	if (args.field[SPEC_HORIZON].isnull)
 		args.field[SPEC_HORIZON] = (NullableDatum)
 		{
 			Int64GetDatum(Max(nitems, 1)), false
 		};
 	spec_to_params(&args, &params);
+	spec_notice_choice(&args, &params);
 
 	InitMaterializedSRF(fcinfo, 0);
 	state = palloc(cc_state_size(&params));

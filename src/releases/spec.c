@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 
 #include "common/report.h"
+#include "core/choice.h"
 #include "releases/spec.h"
 
 static void
@@ -78,8 +79,64 @@ mechanism_names(void)
 
 	initStringInfo(&names);
 	for (int kind = 0; kind < CC_NUM_KINDS; kind++)
-		appendStringInfo(&names, "%s%s", kind > 0 ? ", " : "", cc_kind_name((cc_kind) kind));
+		appendStringInfo(&names, "%s, ", cc_kind_name((cc_kind) kind));
+	appendStringInfoString(&names, CC_AUTO_NAME);
 	return names.data;
+}
+
+static bool
+is_auto(const SpecArgs *args)
+{
+	return strcmp(TextDatumGetCString(args->field[SPEC_NAME].value), CC_AUTO_NAME) == 0;
+}
+
+static cc_objective
+objective_of(const SpecArgs *args)
+{
+	cc_objective objective = CC_DEFAULT_OBJECTIVE;
+	char	   *name;
+
+	if (args->objective.isnull)
+		return objective;
+	name = TextDatumGetCString(args->objective.value);
+	if (!cc_objective_from_name(name, &objective))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown objective \"%s\"", name),
+				 errhint("Use mean or worst: the variance over the steps that mechanism \"auto\" minimizes.")));
+	return objective;
+}
+
+/*
+ * Resolve mechanism "auto" into params.  Its refusals name "auto", not a
+ * mechanism the user never named.
+ */
+static void
+choose_mechanism(const SpecArgs *args, cc_params *params)
+{
+	cc_status	status = cc_choose(params, objective_of(args));
+
+	switch (status)
+	{
+		case CC_OK:
+			return;
+		case CC_NEED_HORIZON:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mechanism \"auto\" needs a horizon"),
+					 errhint("Give horizon, the number of steps to release: the choice weighs the variance over them. "
+							 "Use mechanism \"hybrid\" for a stream of unknown length.")));
+			break;
+		case CC_BLOCK_NOT_APPLICABLE:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("block applies only to mechanism \"two_level\", not \"auto\""),
+					 errhint("Mechanism \"auto\" weighs two_level with its default block; name two_level to choose one.")));
+			break;
+		default:
+			/* a parameter that every mechanism refuses: the message names none */
+			report_status(status, NULL, 0);
+	}
 }
 
 void
@@ -94,7 +151,7 @@ spec_to_params(const SpecArgs *args, cc_params *params)
 
 	memset(params, 0, sizeof(*params));
 	name = TextDatumGetCString(args->field[SPEC_NAME].value);
-	if (!cc_kind_from_name(name, &params->kind))
+	if (!is_auto(args) && !cc_kind_from_name(name, &params->kind))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown mechanism \"%s\"", name),
@@ -109,9 +166,36 @@ spec_to_params(const SpecArgs *args, cc_params *params)
 	params->sensitivity = DatumGetInt64(args->field[SPEC_SENSITIVITY].value);
 	params->beta = DatumGetFloat8(args->field[SPEC_BETA].value);
 
+	if (is_auto(args))
+	{
+		choose_mechanism(args, params);
+		return;
+	}
+	if (!args->objective.isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("objective applies only to mechanism \"auto\", not \"%s\"", name)));
 	status = cc_params_prepare(params);
 	if (status != CC_OK)
 		report_status(status, params, 0);
+}
+
+void
+spec_notice_choice(const SpecArgs *args, const cc_params *params)
+{
+	cc_objective objective;
+	double		mean;
+	double		worst;
+
+	if (!is_auto(args))
+		return;
+	objective = objective_of(args);
+	cc_variance_over_horizon(params, &mean, &worst);
+	ereport(NOTICE,
+			(errmsg("mechanism \"auto\" picked \"%s\"", cc_kind_name(params->kind)),
+			 errdetail("Its %s variance over the " INT64_FORMAT " steps, %.6g, is the least of all mechanisms.",
+					   cc_objective_name(objective), params->horizon,
+					   objective == CC_OBJECTIVE_MEAN ? mean : worst)));
 }
 
 void
@@ -130,6 +214,8 @@ spec_with_defaults(SpecArgs *args, const char *name, NullableDatum epsilon,
 	args->field[SPEC_BETA].isnull = false;
 	args->field[SPEC_LEDGER].value = (Datum) 0;
 	args->field[SPEC_LEDGER].isnull = true;
+	args->objective.value = (Datum) 0;
+	args->objective.isnull = true;
 }
 
 void
@@ -139,6 +225,8 @@ spec_from_composite(Datum composite, SpecArgs *args)
 
 	for (int f = 0; f < SPEC_NFIELDS; f++)
 		args->field[f].value = GetAttributeByNum(tuple, f + 1, &args->field[f].isnull);
+	args->objective.value = (Datum) 0;
+	args->objective.isnull = true;
 }
 
 void
@@ -147,12 +235,23 @@ spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
 {
 	for (int f = 0; f < SPEC_NFIELDS; f++)
 		args->field[f] = fcinfo->args[argno[f]];
+	args->objective.value = (Datum) 0;
+	args->objective.isnull = true;
+}
+
+void
+spec_objective_from_call(FunctionCallInfo fcinfo, int argno, SpecArgs *args)
+{
+	if (PG_NARGS() > argno)
+		args->objective = fcinfo->args[argno];
 }
 
 /*
  * contcount.mechanism(name, epsilon, horizon, block, sensitivity, beta,
- * ledger): the checked parameters, with epsilon as it will be charged and
- * the block size filled in.
+ * ledger, objective): the checked parameters, with epsilon as it will be
+ * charged and the block size filled in.  For "auto", the name is the
+ * mechanism it picked: that is how a caller learns it, and the value then
+ * releases with that mechanism wherever it is used.
  */
 PG_FUNCTION_INFO_V1(contcount_mechanism);
 Datum
@@ -166,6 +265,7 @@ contcount_mechanism(PG_FUNCTION_ARGS)
 	bool		nulls[SPEC_NFIELDS] = {false};
 
 	spec_from_call(fcinfo, argno, &args);
+	spec_objective_from_call(fcinfo, 7, &args);
 	spec_to_params(&args, &params);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)

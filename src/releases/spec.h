@@ -29,13 +29,28 @@ typedef enum SpecField
 typedef struct SpecArgs
 {
 	NullableDatum field[SPEC_NFIELDS];
+
+	/*
+	 * What mechanism "auto" minimizes; NULL: the mean.  Not a field of the
+	 * composite, which holds the mechanism picked, not the way it was.
+	 */
+	NullableDatum objective;
 } SpecArgs;
 
 /* The ledger named in the arguments, or NULL for contcount.ledger. */
 extern char *spec_ledger(const SpecArgs *args);
 
-/* Check the arguments and fill params; raises an error for any bad one. */
+/*
+ * Check the arguments and fill params; raises an error for any bad one.
+ * Mechanism "auto" is resolved here to the one it picks.
+ */
 extern void spec_to_params(const SpecArgs *args, cc_params *params);
+
+/*
+ * A NOTICE of the mechanism "auto" picked, for releases whose result does
+ * not show it; nothing for a named mechanism.
+ */
+extern void spec_notice_choice(const SpecArgs *args, const cc_params *params);
 
 /* Arguments for mechanism name with the default block, sensitivity and beta. */
 extern void spec_with_defaults(SpecArgs *args, const char *name,
@@ -44,9 +59,19 @@ extern void spec_with_defaults(SpecArgs *args, const char *name,
 /* Read a contcount.mechanism value. */
 extern void spec_from_composite(Datum composite, SpecArgs *args);
 
-/* Read arguments of a call; argno[f] is the argument of field f. */
+/*
+ * Read arguments of a call; argno[f] is the argument of field f.  The
+ * objective is left NULL, for the caller that takes one to set.
+ */
 extern void spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
 						   SpecArgs *args);
+
+/*
+ * The objective from argument argno, when the function's SQL definition
+ * has it: those of version 0.1, which the library still serves, have none.
+ */
+extern void spec_objective_from_call(FunctionCallInfo fcinfo, int argno,
+									 SpecArgs *args);
 
 /* Epsilon units as a decimal, without trailing zeros ("0.6"), palloc'd. */
 extern char *spec_format_epsilon(uint64 units);
