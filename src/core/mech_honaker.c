@@ -185,19 +185,31 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
  * sum over levels j <= d of 2^j times the level's noisy sums).  Over one
  * node the squared weights add up to
  *		sum_j 2^(d-j) 4^j / D_d^2 = 2^d (2^(d+1) - 1) / D_d^2 = 2^d / D_d,
- * which is v_d / sigma^2, and the largest weight is 2^d / D_d (j = d), the
- * largest of all at the lowest live level.
+ * which is v_d / sigma^2.  The live nodes' subtrees are disjoint, so their
+ * estimates are independent: the bound takes each one's moment generating
+ * function from honaker_node_log_mgf().
  */
 static void
 honaker_noise(const cc_state *state, cc_noise *noise)
 {
 	const cc_honaker_part *part = cc_state_part(state);
-	double		b = cc_scale_value(state->scale);
 
 	noise->variance = part->share * state->scale_variance;
-	noise->sum_b2 = part->share * b * b;
-	noise->b_max = part->top_weight * b;
 	noise->rounding = 0.5;
+	noise->nodes = __builtin_popcountll((unsigned long long) state->t);
+	noise->levels = cc_tree_levels(state->params.horizon);
+}
+
+/* The weights above, each draw's factor of the node's moment generating function. */
+static double
+honaker_node_log_mgf(int d, double lambda, double inv_b)
+{
+	double		sum = 0.0;
+
+	for (int j = 0; j <= d; j++)
+		sum += (double) (UINT64_C(1) << (d - j)) *
+			cc_dlap_log_mgf(inv_b, lambda * (double) (UINT64_C(1) << j) * inverse_denominator[d]);
+	return sum;
 }
 
 const cc_mechanism_ops cc_honaker_ops = {
@@ -207,4 +219,5 @@ const cc_mechanism_ops cc_honaker_ops = {
 	.part_size = honaker_size,
 	.push = honaker_push,
 	.weighted_noise = honaker_noise,
+	.node_log_mgf = honaker_node_log_mgf,
 };

@@ -59,6 +59,34 @@ simple_ii_terms(const cc_state *state, cc_term *terms)
 	return 1;
 }
 
+/*
+ * The noise of simple II is a sum of independent draws that only grows: a
+ * martingale over all steps.  With a horizon T, one segment: the bound of
+ * the T-th step holds for all of them at once (Doob; see the error bars in mechanism.c).
+ * Without one, the segments are [2^(j-1), 2^j - 1], j = 1, 2, ...
+ */
+static int
+simple_ii_segment_terms(const cc_state *state, cc_term *terms,
+						int64_t *segment, int64_t *segments)
+{
+	if (state->params.has_horizon)
+	{
+		*segment = 1;
+		*segments = 1;
+		terms[0].count = state->params.horizon;
+	}
+	else
+	{
+		int			j = 64 - __builtin_clzll((unsigned long long) state->t);
+
+		*segment = j;
+		terms[0].count = (int64_t) ((UINT64_C(1) << j) - 1);
+	}
+	terms[0].scale = state->scale;
+	terms[0].variance = state->scale_variance;
+	return 1;
+}
+
 const cc_mechanism_ops cc_simple_i_ops = {
 	.name = "simple_i",
 	.needs_horizon = true,
@@ -75,4 +103,5 @@ const cc_mechanism_ops cc_simple_ii_ops = {
 	.part_size = no_part,
 	.push = simple_ii_push,
 	.terms = simple_ii_terms,
+	.segment_terms = simple_ii_segment_terms,
 };

@@ -60,6 +60,31 @@ two_level_terms(const cc_state *state, cc_term *terms)
 	return 1;
 }
 
+/*
+ * From t = qB, where block q - 1 has just closed (q noisy block sums), to
+ * qB + B - 1 the release only gains item draws: those steps are segment
+ * q + 1, a martingale, and its last step's draws bound them all (Doob; see
+ * cc_read()).  The horizon T has T / B + 1 segments.
+ */
+static int
+two_level_segment_terms(const cc_state *state, cc_term *terms,
+						int64_t *segment, int64_t *segments)
+{
+	int64_t		block = state->params.block;
+	int64_t		horizon = state->params.horizon;
+	int64_t		q = state->t / block;
+	int64_t		last = q * block + (block - 1);
+
+	if (last > horizon)
+		last = horizon;
+	*segment = q + 1;
+	*segments = horizon / block + 1;
+	terms[0].count = q + (last - q * block);
+	terms[0].scale = state->scale;
+	terms[0].variance = state->scale_variance;
+	return 1;
+}
+
 const cc_mechanism_ops cc_two_level_ops = {
 	.name = "two_level",
 	.needs_horizon = true,
@@ -67,4 +92,5 @@ const cc_mechanism_ops cc_two_level_ops = {
 	.part_size = two_level_size,
 	.push = two_level_push,
 	.terms = two_level_terms,
+	.segment_terms = two_level_segment_terms,
 };

@@ -7,8 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#define PI_SQUARED 9.8696044010893586
-
 static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_SIMPLE_I] = &cc_simple_i_ops,
 	[CC_SIMPLE_II] = &cc_simple_ii_ops,
@@ -223,39 +221,322 @@ cc_exact_count(const cc_state *state)
 }
 
 /*
- * ln(2/delta), where delta is the failure probability given to step t: beta/T
- * for a declared horizon T, and 6 beta / (pi^2 t^2) otherwise, which sums to
- * beta over all t >= 1.  The union bound then covers every step at once.
+ * Error bars.
+ *
+ * `bound` must hold for all steps at once: P(some t has |noisy_t - exact_t|
+ * > bound_t) <= beta.  The steps fall into segments (every step its own,
+ * unless the mechanism says otherwise: see segment_terms), each segment gets
+ * a failure probability delta, and a union bound over the segments sums
+ * them to at most beta:
+ *	- with a horizon of S segments, delta = beta / S;
+ *	- without one, segment s is in group g = floor(log2 s) + 1 of 2^(g-1)
+ *	  segments, and gets delta = 6 beta / (pi^2 g^2 2^(g-1)): a group gets
+ *	  6 beta / (pi^2 g^2), which sums to beta over g >= 1.  (Per group rather
+ *	  than 6 beta / (pi^2 s^2) per segment: a larger delta for late steps,
+ *	  and one value for a whole group, which the cache below relies on.)
+ *
+ * Inside a segment the noise Z_t of the release is a sum of independent
+ * draws that only gains draws from one step to the next, so it is a
+ * martingale, exp(lambda Z_t) a non-negative submartingale, and Doob's
+ * maximal inequality gives, with Z_e the noise at the segment's last step,
+ *		P(max over the segment of Z_t >= a) <= E[exp(lambda Z_e)] exp(-lambda a)
+ * for every lambda > 0: the Chernoff bound of the last step alone covers the
+ * whole segment.  The draws are symmetric, so -Z_t is one too, and twice
+ * that bounds |Z_t|.  With a single step per segment this is the ordinary
+ * Chernoff bound.
+ *
+ * E[exp(lambda Z_e)] is exact: the product of the draws' moment generating
+ * functions (cc_dlap_log_mgf()).  a(lambda) = (ln E[exp(lambda Z_e)] +
+ * ln(2 / delta)) / lambda makes the two-sided bound exactly delta, for every
+ * lambda in the domain, so a numerical search for the best lambda can only
+ * lose tightness, never validity: the bound is the smallest a(lambda) that
+ * the search evaluates, inflated by 1e-9 against rounding in the sums.
+ *
+ * Noise from integer draws is an integer, so P(|Z| > ceil(a) - 1) =
+ * P(|Z| >= ceil(a)) <= P(|Z| >= a): the bound is ceil(a) - 1.  A single draw
+ * has an exact tail, P(|X| >= m) = 2 p^m / (1 + p) for m >= 1, p = e^(-1/b),
+ * which Chernoff overstates by a factor of about e a / (2 b): used instead.
+ * A release with weighted draws (honaker) is not an integer before its
+ * rounding, which adds its own at most 1/2.
+ *
+ * Cost.  The bound depends on the state only through the parameters, the
+ * number of draws of each scale in the segment's last step, and the group of
+ * the segment without a horizon: that is the key of a small cache, so a
+ * window computes it once per distinct key (popcount(t) for binary; once
+ * for simple_ii with a horizon; once per block for two_level) and every
+ * other read costs a lookup.  The cache is per process and holds only
+ * numbers derived from public parameters.
  */
-static double
-log_two_over_delta(const cc_state *state)
-{
-	const cc_params *p = &state->params;
-	double		t = (double) state->t;
 
-	if (p->has_horizon)
-		return state->log_term;
-	return log(PI_SQUARED * t * t / (3.0 * p->beta));
+#define PI_SQUARED 9.8696044010893586
+#define LN_2 0.69314718055994531
+#define BOUND_SAFETY (1.0 + 1e-9)
+
+double
+cc_dlap_log_mgf(double inv_b, double x)
+{
+	/*
+	 * E[exp(x X)] = (1 - p)^2 / ((1 - p e^x) (1 - p e^-x)); the denominator
+	 * is (1 - p)^2 - 2 p (cosh x - 1), and (1 - p)^2 / p = 4 sinh^2(1/(2b)),
+	 * so ln E[exp(x X)] = -ln(1 - r^2) with r = sinh(x/2) / sinh(1/(2b)).
+	 * This form keeps full relative precision for small x, where the
+	 * direct one cancels (honaker multiplies it by up to 2^61 draws).
+	 */
+	double		r = sinh(0.5 * x) / sinh(0.5 * inv_b);
+
+	if (!(fabs(r) < 1.0))
+		return INFINITY;
+	return -log1p(-r * r);
 }
 
-/* The noise of a release made of unweighted terms (see cc_noise). */
-static void
-noise_of_terms(const cc_state *state, cc_noise *noise)
+/* The noise of the release at the end of a segment, as the tail needs it. */
+typedef struct tail
 {
-	cc_term		terms[CC_MAX_TERMS];
-	int			nterms = mechanisms[state->params.kind]->terms(state, terms);
+	int			nterms;
+	double		count[CC_MAX_TERMS];
+	double		inv_b[CC_MAX_TERMS];
+	/* or, for weighted draws: the sum of `nodes` nodes' estimates */
+	const cc_mechanism_ops *weighted;
+	int64_t		nodes;
+	int64_t		levels;
+	double		weighted_inv_b;
+	double		lambda_max;		/* the moment generating function is finite
+								 * below it */
+} tail;
 
-	for (int i = 0; i < nterms; i++)
+/*
+ * ln E[exp(lambda Z)].  For weighted nodes the levels of the nodes summed are
+ * not in the key, so this takes, at each lambda, the `nodes` largest of the
+ * levels' values: at least the value of any set of that many nodes, hence an
+ * upper bound on the moment generating function of every release with that
+ * many nodes.
+ */
+static double
+tail_log_mgf(const tail *tl, double lambda)
+{
+	double		sum = 0.0;
+
+	if (tl->weighted)
 	{
-		double		b = cc_scale_value(terms[i].scale);
+		double		node[64];
 
-		if (terms[i].count == 0)
-			continue;
-		noise->variance += (double) terms[i].count * terms[i].variance;
-		noise->sum_b2 += (double) terms[i].count * b * b;
-		if (b > noise->b_max)
-			noise->b_max = b;
+		for (int d = 0; d < tl->levels; d++)
+		{
+			double		v = tl->weighted->node_log_mgf(d, lambda, tl->weighted_inv_b);
+			int			i = d;
+
+			/* insertion, largest first */
+			while (i > 0 && node[i - 1] < v)
+			{
+				node[i] = node[i - 1];
+				i--;
+			}
+			node[i] = v;
+		}
+		for (int64_t i = 0; i < tl->nodes; i++)
+			sum += node[i];
+		return sum;
 	}
+	for (int i = 0; i < tl->nterms; i++)
+		sum += tl->count[i] * cc_dlap_log_mgf(tl->inv_b[i], lambda);
+	return sum;
+}
+
+/* a(lambda) at lambda = lambda_max e^x, keeping the smallest seen in *best */
+static double
+half_width_at(const tail *tl, double log_term, double x, double *best)
+{
+	double		lambda = tl->lambda_max * exp(x);
+	double		a = (tail_log_mgf(tl, lambda) + log_term) / lambda;
+
+	if (a < *best)
+		*best = a;
+	return a;
+}
+
+/*
+ * The smallest a(lambda) = (ln E[exp(lambda Z)] + log_term) / lambda found:
+ * a is quasi-convex in lambda (its derivative has the sign of
+ * lambda psi'(lambda) - psi(lambda) - log_term, which increases, psi being
+ * convex), so a golden-section search over ln(lambda) finds its minimum.
+ * ln(lambda / lambda_max) from -30 up covers every optimum: it is about
+ * -ln(b sqrt(draws)) >= -23 at most 2^62 draws.
+ */
+static double
+chernoff_half_width(const tail *tl, double log_term)
+{
+	const double golden = 0.61803398874989485;
+	double		lo = -30.0;
+	double		hi = 0.0;
+	double		x1 = hi - golden * (hi - lo);
+	double		x2 = lo + golden * (hi - lo);
+	double		best = INFINITY;
+	double		f1 = half_width_at(tl, log_term, x1, &best);
+	double		f2 = half_width_at(tl, log_term, x2, &best);
+
+	for (int i = 0; i < 64; i++)
+	{
+		if (f1 <= f2)
+		{
+			hi = x2;
+			x2 = x1;
+			f2 = f1;
+			x1 = hi - golden * (hi - lo);
+			f1 = half_width_at(tl, log_term, x1, &best);
+		}
+		else
+		{
+			lo = x1;
+			x1 = x2;
+			f1 = f2;
+			x2 = lo + golden * (hi - lo);
+			f2 = half_width_at(tl, log_term, x2, &best);
+		}
+	}
+	return best * BOUND_SAFETY;
+}
+
+/* The bound for a tail and ln(2 / delta), as the head of this section says. */
+static double
+tail_bound(const tail *tl, double log_term, double rounding)
+{
+	double		a = chernoff_half_width(tl, log_term);
+	double		bound;
+
+	if (tl->weighted)
+		return a + rounding;
+
+	bound = ceil(a) - 1.0;
+	if (tl->nterms == 1 && tl->count[0] == 1.0)
+	{
+		/* the smallest m with 2 p^(m+1) / (1 + p) <= delta */
+		double		inv_b = tl->inv_b[0];
+		double		exact = ceil((log_term - log1p(exp(-inv_b))) / inv_b * BOUND_SAFETY) - 1.0;
+
+		if (exact < bound)
+			bound = exact;
+	}
+	return bound > 0.0 ? bound : 0.0;
+}
+
+/* What the bound of a step depends on; every member 8 bytes, no padding. */
+typedef struct bound_key
+{
+	int64_t		kind;
+	int64_t		epsilon_units;
+	int64_t		horizon;		/* -1 without one */
+	int64_t		block;
+	int64_t		sensitivity;
+	double		beta;
+	int64_t		count[CC_MAX_TERMS];	/* draws of each scale; or nodes */
+	int64_t		group;			/* without a horizon */
+} bound_key;
+
+typedef struct bound_entry
+{
+	bound_key	key;
+	double		bound;
+} bound_entry;
+
+#define BOUND_CACHE_SIZE 64		/* a power of two */
+
+/* Zeroed: epsilon_units 0 is never a prepared parameter, so never a hit. */
+static bound_entry bound_cache[BOUND_CACHE_SIZE];
+
+static uint32_t
+bound_key_hash(const bound_key *key)
+{
+	uint64_t	h = (uint64_t) key->kind;
+	uint64_t	beta_bits;
+
+	memcpy(&beta_bits, &key->beta, sizeof(beta_bits));
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + key->epsilon_units;
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t) key->horizon;
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t) key->block;
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t) key->sensitivity;
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + beta_bits;
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t) key->count[0];
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t) key->count[1];
+	h = h * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t) key->group;
+	return (uint32_t) (h >> 40);
+}
+
+/*
+ * The bound at the current step.  terms are the current step's draws (for
+ * unweighted mechanisms), noise its weighted description (for the others).
+ */
+static double
+simultaneous_bound(const cc_state *state, cc_term *terms, int nterms,
+				   const cc_noise *noise)
+{
+	const cc_params *p = &state->params;
+	const cc_mechanism_ops *ops = mechanisms[p->kind];
+	int64_t		segment = state->t;
+	int64_t		segments = p->has_horizon ? p->horizon : 0;
+	bound_key	key;
+	bound_entry *entry;
+	tail		tl;
+	double		log_term;
+
+	if (ops->segment_terms)
+		nterms = ops->segment_terms(state, terms, &segment, &segments);
+
+	memset(&key, 0, sizeof(key));
+	key.kind = p->kind;
+	key.epsilon_units = (int64_t) p->epsilon_units;
+	key.horizon = p->has_horizon ? p->horizon : -1;
+	key.block = p->has_block ? p->block : 0;
+	key.sensitivity = p->sensitivity;
+	key.beta = p->beta;
+	if (ops->weighted_noise)
+		key.count[0] = noise->nodes;
+	else
+		for (int i = 0; i < nterms; i++)
+			key.count[i] = terms[i].count;
+	key.group = p->has_horizon ? 0 : 64 - __builtin_clzll((unsigned long long) segment);
+
+	entry = &bound_cache[bound_key_hash(&key) & (BOUND_CACHE_SIZE - 1)];
+	if (memcmp(&entry->key, &key, sizeof(key)) == 0)
+		return entry->bound;
+
+	/* a miss: ln(2 / delta) for the segment, as above */
+	if (p->has_horizon)
+		log_term = log(2.0 * (double) segments / p->beta);
+	else
+	{
+		double		g = (double) key.group;
+
+		log_term = log(PI_SQUARED * g * g / (3.0 * p->beta)) + (g - 1.0) * LN_2;
+	}
+
+	memset(&tl, 0, sizeof(tl));
+	if (ops->weighted_noise)
+	{
+		tl.weighted = ops;
+		tl.nodes = noise->nodes;
+		tl.levels = noise->levels;
+		tl.weighted_inv_b = 1.0 / cc_scale_value(state->scale);
+		/* a level-0 node holds one draw of weight 1, the largest weight */
+		tl.lambda_max = tl.weighted_inv_b;
+	}
+	else
+	{
+		tl.lambda_max = INFINITY;
+		for (int i = 0; i < nterms; i++)
+		{
+			if (terms[i].count == 0)
+				continue;
+			tl.count[tl.nterms] = (double) terms[i].count;
+			tl.inv_b[tl.nterms] = 1.0 / cc_scale_value(terms[i].scale);
+			if (tl.inv_b[tl.nterms] < tl.lambda_max)
+				tl.lambda_max = tl.inv_b[tl.nterms];
+			tl.nterms++;
+		}
+	}
+	entry->key = key;
+	entry->bound = tl.lambda_max == INFINITY ? 0.0 :
+		tail_bound(&tl, log_term, noise->rounding);
+	return entry->bound;
 }
 
 void
@@ -263,8 +544,8 @@ cc_read(const cc_state *state, cc_release *release)
 {
 	const cc_mechanism_ops *ops = mechanisms[state->params.kind];
 	cc_noise	noise = {0};
-	double		log_term;
-	double		nu_squared;
+	cc_term		terms[CC_MAX_TERMS];
+	int			nterms = 0;
 
 	release->t = state->t;
 	release->noisy = state->noisy;
@@ -276,27 +557,11 @@ cc_read(const cc_state *state, cc_release *release)
 	if (ops->weighted_noise)
 		ops->weighted_noise(state, &noise);
 	else
-		noise_of_terms(state, &noise);
+	{
+		nterms = ops->terms(state, terms);
+		for (int i = 0; i < nterms; i++)
+			noise.variance += (double) terms[i].count * terms[i].variance;
+	}
 	release->variance = noise.variance;
-
-	/*
-	 * Chan, Shi and Song (2011), Corollary 2.9: for a sum Y of independent
-	 * Laplace(b_i), nu >= sqrt(sum b_i^2) and nu >= b_max sqrt(ln(2/delta)),
-	 * P(|Y| > nu sqrt(8 ln(2/delta))) <= delta.  It rests on the moment
-	 * generating function E[exp(hX)] <= 1 / (1 - b^2 h^2), which discrete
-	 * Laplace noise of scale b satisfies too (sinh(x)/x is increasing).
-	 *
-	 * A weighted draw w X, X of scale b, has E[exp(h w X)] <= 1 / (1 - (w b)^2
-	 * h^2): the same bound as a draw of scale |w| b, which is all the proof
-	 * uses of each draw.  So the corollary holds for weighted sums with b_i
-	 * replaced by |w_i| b_i, as cc_noise gives them.  A release rounded to an
-	 * integer moves by at most noise.rounding more.
-	 *
-	 * Computed as sqrt(8 ln(2/delta) nu^2): one square root a read.
-	 */
-	log_term = log_two_over_delta(state);
-	nu_squared = noise.b_max * noise.b_max * log_term;
-	if (noise.sum_b2 > nu_squared)
-		nu_squared = noise.sum_b2;
-	release->bound = sqrt(8.0 * log_term * nu_squared) + noise.rounding;
+	release->bound = simultaneous_bound(state, terms, nterms, &noise);
 }

@@ -78,7 +78,10 @@ typedef struct cc_release
 	int64_t		noisy;
 	double		variance;		/* exact variance of noisy - exact */
 	double		bound;			/* |noisy - exact| <= bound for all steps at
-								 * once, with probability 1 - beta */
+								 * once, with probability at least 1 - beta:
+								 * a proven upper bound on the tail (see
+								 * mechanism.c, error bars), never an
+								 * approximation */
 } cc_release;
 
 typedef struct cc_state cc_state;

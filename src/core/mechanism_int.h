@@ -22,7 +22,7 @@ struct cc_state
 	int64_t		noisy;			/* release at step t */
 	cc_scale	scale;			/* the mechanism's main noise scale */
 	double		scale_variance; /* of one draw of that scale, kept for reads */
-	double		log_term;		/* ln(2/delta) for a declared horizon */
+	double		log_term;		/* ln(2 T / beta): unused, kept for the layout */
 };
 
 #define cc_state_part(state) ((void *) ((state) + 1))
@@ -38,17 +38,18 @@ typedef struct cc_term
 #define CC_MAX_TERMS 2
 
 /*
- * The noise in a release as its error bars need it: the release is the
- * exact count plus a weighted sum of independent discrete Laplace draws
- * w_i Y_i, Y_i of scale b_i, and then at most rounding away from that sum
- * (when weights make it fractional and the release is rounded to an integer).
+ * The noise in a release as its error bars need it, for a mechanism whose
+ * draws are weighted: the release is the exact count plus the sum of the
+ * estimates of `nodes` independent nodes, each of one of the levels
+ * 0 .. levels - 1 (node_log_mgf describes one), and then at most rounding
+ * away from that sum (the release is rounded to an integer).
  */
 typedef struct cc_noise
 {
-	double		variance;		/* exact: sum of w_i^2 Var(Y_i) */
-	double		sum_b2;			/* sum of (w_i b_i)^2 */
-	double		b_max;			/* largest w_i b_i */
+	double		variance;		/* exact variance of the sum */
 	double		rounding;		/* |release - (exact + sum)| <= rounding */
+	int64_t		nodes;			/* nodes summed */
+	int64_t		levels;			/* levels they may be of */
 } cc_noise;
 
 typedef struct cc_mechanism_ops
@@ -68,6 +69,23 @@ typedef struct cc_mechanism_ops
 	int			(*terms) (const cc_state *state, cc_term *terms);
 	/* instead of terms: a release whose draws are weighted */
 	void		(*weighted_noise) (const cc_state *state, cc_noise *noise);
+	/*
+	 * with weighted_noise: ln E[exp(lambda N)] for the noise N in the
+	 * estimate of one node of level d, made of draws of scale 1 / inv_b
+	 */
+	double		(*node_log_mgf) (int d, double lambda, double inv_b);
+
+	/*
+	 * Optional, for the bound: the steps fall into segments, numbered from 1,
+	 * along each of which the release's noise only ever gains independent
+	 * symmetric draws (it is a martingale there).  Fill terms with the draws
+	 * of the segment's last step (the horizon's last, if that comes first)
+	 * and return their number; *segment is the current step's segment, and
+	 * with a horizon *segments is how many it has.  Without this, every step
+	 * is a segment of its own.
+	 */
+	int			(*segment_terms) (const cc_state *state, cc_term *terms,
+								  int64_t *segment, int64_t *segments);
 	/* optional: could these bytes, maybe unaligned, be the part at step t? */
 	bool		(*part_valid) (const cc_params *params, int64_t t, const void *part);
 } cc_mechanism_ops;
@@ -85,6 +103,12 @@ extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
 /* Multipliers that do not depend on the parameters. */
 extern uint64_t cc_multiplier_one(const cc_params *params);
 extern uint64_t cc_multiplier_two(const cc_params *params);
+
+/*
+ * ln E[exp(x X)] for X discrete Laplace of scale 1 / inv_b, |x| < inv_b
+ * (+infinity beyond): used by the bound.
+ */
+extern double cc_dlap_log_mgf(double inv_b, double x);
 
 /* The scale multiplier * sensitivity / epsilon; the parameters were checked. */
 extern cc_scale cc_state_scale(const cc_state *state, uint64_t multiplier);
@@ -127,7 +151,8 @@ extern cc_status cc_tree_push(cc_tree *tree, int64_t x, cc_scale scale,
 typedef struct cc_honaker_part
 {
 	double		share;			/* sum of 2^d / D_d over the live levels */
-	double		top_weight;		/* 2^d / D_d at the lowest live level */
+	double		top_weight;		/* 2^d / D_d at the lowest live level; no
+								 * longer read, kept for the stored layout */
 	/* followed by one cc_honaker_node a level */
 } cc_honaker_part;
 

@@ -141,6 +141,7 @@ main(void)
 	test_honaker();
 	test_smooth_binary();
 	test_choice();
+	test_bounds();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

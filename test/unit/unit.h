@@ -49,10 +49,11 @@ extern cc_state *new_state(cc_params *p);
 
 /*
  * Standard normal quantile for a two-sided false-alarm rate of 2e-9 a check.
- * The statistical checks here number under 250 (26 on the samplers, 11 for
- * each run of check_variance()), so together they fail by chance less often
- * than once in two million runs; the SQL suite's, at 3.7e-9 each, fewer than
- * 81, take less than the other half of one in a million.
+ * The statistical checks here number under 275 (26 on the samplers, 11 for
+ * each run of check_variance(), 3 for each run of check_coverage() in
+ * test_bounds.c), so together they fail by chance less often than about
+ * once in 1.8 million runs; the SQL suite's, at 3.7e-9 each, fewer than
+ * 81, add under 3e-7: together, under one in a million.
  */
 #define UNIT_Z 6.0
 
@@ -76,5 +77,6 @@ extern void test_mechanisms(void);
 extern void test_honaker(void);
 extern void test_smooth_binary(void);
 extern void test_choice(void);
+extern void test_bounds(void);
 
 #endif							/* CC_UNIT_H */
