@@ -62,8 +62,8 @@ simple_ii_terms(const cc_state *state, cc_term *terms)
 /*
  * The noise of simple II is a sum of independent draws that only grows: a
  * martingale over all steps.  With a horizon T, one segment: the bound of
- * the T-th step holds for all of them at once (Doob; see the error bars in mechanism.c).
- * Without one, the segments are [2^(j-1), 2^j - 1], j = 1, 2, ...
+ * the T-th step holds for all of them at once (Doob; see the error bars in
+ * mechanism.c).  Without one, the segments are [2^(j-1), 2^j - 1], j = 1, 2, ...
  */
 static int
 simple_ii_segment_terms(const cc_state *state, cc_term *terms,

@@ -64,7 +64,7 @@ two_level_terms(const cc_state *state, cc_term *terms)
  * From t = qB, where block q - 1 has just closed (q noisy block sums), to
  * qB + B - 1 the release only gains item draws: those steps are segment
  * q + 1, a martingale, and its last step's draws bound them all (Doob; see
- * cc_read()).  The horizon T has T / B + 1 segments.
+ * the error bars in mechanism.c).  The horizon T has T / B + 1 segments.
  */
 static int
 two_level_segment_terms(const cc_state *state, cc_term *terms,
