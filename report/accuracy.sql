@@ -29,7 +29,9 @@ INSERT INTO configs VALUES
     ('two_level B=100', 'two_level', 100, 6),
     ('two_level B=sqrt(T)', 'two_level', NULL, 7),
     ('binary', 'binary', NULL, 8),
-    ('hybrid', 'hybrid', NULL, 9);
+    ('hybrid', 'hybrid', NULL, 9),
+    ('honaker', 'honaker', NULL, 10),
+    ('smooth_binary', 'smooth_binary', NULL, 11);
 
 -- Every release of every stream by every mechanism, epsilon = 1, one window
 -- partition a stream.  running_count takes its parameters from constants or
@@ -67,7 +69,7 @@ CREATE TABLE mean_errors AS
 SELECT label, horizon, t, avg(abs(err)) AS mae, max(stddev) AS stddev
 FROM errors GROUP BY label, horizon, t;
 
--- one column a mechanism (horizon last, so gnuplot's columns 1 to 10 are t and the errors)
+-- one column a mechanism (horizon last, so gnuplot's columns 1 to 12 are t and the errors)
 CREATE VIEW error_columns AS
 SELECT t,
        max(mae) FILTER (WHERE label = 'simple_i') AS simple_i,
@@ -79,6 +81,8 @@ SELECT t,
        max(mae) FILTER (WHERE label = 'two_level B=sqrt(T)') AS two_level_sqrt,
        max(mae) FILTER (WHERE label = 'binary') AS binary,
        max(mae) FILTER (WHERE label = 'hybrid') AS hybrid,
+       max(mae) FILTER (WHERE label = 'honaker') AS honaker,
+       max(mae) FILTER (WHERE label = 'smooth_binary') AS smooth_binary,
        horizon
 FROM mean_errors GROUP BY horizon, t;
 
@@ -114,7 +118,8 @@ WITH smooth AS (
            avg(mae) OVER (PARTITION BY label, horizon ORDER BY t * 1000 / horizon
                           RANGE BETWEEN 50 PRECEDING AND 50 FOLLOWING) AS s
     FROM mean_errors
-    WHERE label IN ('simple_i', 'simple_ii', 'two_level B=sqrt(T)', 'binary', 'hybrid')
+    WHERE label IN ('simple_i', 'simple_ii', 'two_level B=sqrt(T)', 'binary', 'hybrid',
+                    'honaker', 'smooth_binary')
 ), best AS (
     SELECT DISTINCT ON (horizon, t) horizon, t, label FROM smooth ORDER BY horizon, t, s
 ), runs AS (
@@ -141,6 +146,84 @@ FROM smooth b JOIN smooth tl ON tl.horizon = b.horizon AND tl.t = b.t
 WHERE b.label = 'binary' AND tl.label = 'two_level B=sqrt(T)'
 GROUP BY b.horizon ORDER BY b.horizon;
 \o
+
+-- The exact variance at every step, from the stddev column of one release
+-- (no trials needed): T = 1000 and 10000 from the releases above, T = 2^20
+-- from one stream of zeros per mechanism (the noise does not depend on the
+-- data).  One INSERT a mechanism, as for errors.
+CREATE TABLE stddevs (label text, horizon int, t int, stddev float8);
+INSERT INTO stddevs SELECT label, horizon, t, max(stddev) FROM errors GROUP BY label, horizon, t;
+DO $$
+DECLARE
+    cf record;
+    v_mechanism text;
+    v_stream_horizon bigint;
+BEGIN
+    FOR cf IN SELECT * FROM configs WHERE block_size IS NULL ORDER BY ord LOOP
+        v_mechanism := cf.mechanism;
+        v_stream_horizon := CASE WHEN cf.mechanism = 'hybrid' THEN NULL ELSE 1048576 END;
+        INSERT INTO stddevs
+        SELECT cf.label, 1048576, t, (r).stddev
+        FROM (
+            SELECT s.t,
+                   contcount.running_count(0::bigint, contcount.mechanism(v_mechanism, 1,
+                       horizon => v_stream_horizon))
+                     OVER (ORDER BY s.t ROWS UNBOUNDED PRECEDING) AS r
+            FROM generate_series(1, 1048576) s(t)
+        ) releases;
+    END LOOP;
+END $$;
+\o :out/exact_variance.txt
+-- mean and largest variance over t = 1 .. T (two-level at B = ceil(sqrt T))
+SELECT label AS mechanism,
+       round(avg(stddev ^ 2) FILTER (WHERE horizon = 1000)::numeric, 1) AS "T = 1000: mean",
+       round(max(stddev ^ 2) FILTER (WHERE horizon = 1000)::numeric, 1) AS "worst",
+       round(avg(stddev ^ 2) FILTER (WHERE horizon = 10000)::numeric, 1) AS "T = 10^4: mean",
+       round(max(stddev ^ 2) FILTER (WHERE horizon = 10000)::numeric, 1) AS "worst",
+       round(avg(stddev ^ 2) FILTER (WHERE horizon = 1048576)::numeric, 1) AS "T = 2^20: mean",
+       round(max(stddev ^ 2) FILTER (WHERE horizon = 1048576)::numeric, 1) AS "worst"
+FROM stddevs JOIN configs USING (label)
+WHERE block_size IS NULL
+GROUP BY label, ord ORDER BY ord;
+\o :out/hybrid.txt
+-- hybrid (no horizon) against binary: total error over the trials, and the
+-- exact root mean and largest standard deviation over t
+WITH tot AS (
+    SELECT label, horizon, avg(total) AS total
+    FROM (SELECT label, horizon, trial, sum(abs(err)) AS total FROM errors
+          WHERE label IN ('binary', 'hybrid') GROUP BY label, horizon, trial) s
+    GROUP BY label, horizon
+), ex AS (
+    SELECT label, horizon, sqrt(avg(stddev ^ 2)) AS rms, max(stddev) AS worst
+    FROM stddevs WHERE label IN ('binary', 'hybrid') GROUP BY label, horizon
+)
+SELECT e.horizon AS "T",
+       round((th.total / tb.total)::numeric, 2) AS "total error, hybrid / binary",
+       round((eh.rms / e.rms)::numeric, 2) AS "root mean variance, hybrid / binary",
+       round((eh.worst / e.worst)::numeric, 2) AS "largest stddev, hybrid / binary"
+FROM ex e JOIN ex eh ON eh.horizon = e.horizon AND eh.label = 'hybrid'
+LEFT JOIN tot tb ON tb.horizon = e.horizon AND tb.label = 'binary'
+LEFT JOIN tot th ON th.horizon = e.horizon AND th.label = 'hybrid'
+WHERE e.label = 'binary' ORDER BY e.horizon;
+\o
+
+-- The standard deviation against t at T = 2^20, for the figure: the root
+-- mean variance over each stretch of 1024 steps.
+\pset format unaligned
+\pset border 0
+\o :out/stddev_T1048576.csv
+SELECT (t - 1) / 1024 * 1024 + 512 AS t,
+       sqrt(avg(stddev ^ 2) FILTER (WHERE label = 'simple_ii')) AS simple_ii,
+       sqrt(avg(stddev ^ 2) FILTER (WHERE label = 'two_level B=sqrt(T)')) AS two_level,
+       sqrt(avg(stddev ^ 2) FILTER (WHERE label = 'binary')) AS binary,
+       sqrt(avg(stddev ^ 2) FILTER (WHERE label = 'hybrid')) AS hybrid,
+       sqrt(avg(stddev ^ 2) FILTER (WHERE label = 'honaker')) AS honaker,
+       sqrt(avg(stddev ^ 2) FILTER (WHERE label = 'smooth_binary')) AS smooth_binary
+FROM stddevs WHERE horizon = 1048576
+GROUP BY 1 ORDER BY 1;
+\o
+\pset format aligned
+\pset border 2
 
 -- Empirical variance against the formula at chosen steps: :vtrials streams
 -- of T = 1000 per mechanism.  The formula is the stddev each release reports

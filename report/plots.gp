@@ -17,8 +17,28 @@ do for [T in "1000 10000"] {
          '' using 1:3 with lines lw 1.5 title 'simple II', \
          '' using 1:8 with lines lw 1.5 title 'two-level, B = ceil(sqrt T)', \
          '' using 1:9 with lines lw 2 title 'binary', \
-         '' using 1:10 with lines lw 1.5 title 'hybrid'
+         '' using 1:10 with lines lw 1.5 title 'hybrid', \
+         '' using 1:11 with lines lw 1.5 lc rgb '#c0392b' title 'honaker', \
+         '' using 1:12 with lines lw 2 lc rgb '#111111' title 'smooth binary'
 }
+
+# T = 2^20 from the formulas (the stddev column of one release), no trials
+set output sprintf('%s/stddev_T1048576.png', dir)
+set title 'Standard deviation against t, T = 2^{20}, epsilon = 1 (exact; root mean variance over 1024 steps)'
+set ylabel 'stddev of the release'
+set yrange [20:2000]
+set xrange [512:1048576]
+set logscale x
+plot sprintf('%s/stddev_T1048576.csv', dir) using 1:2 with lines lw 1.5 title 'simple II', \
+     '' using 1:3 with lines lw 1.5 title 'two-level, B = 1024', \
+     '' using 1:4 with lines lw 2 title 'binary', \
+     '' using 1:5 with lines lw 1.5 title 'hybrid', \
+     '' using 1:6 with lines lw 1.5 lc rgb '#c0392b' title 'honaker', \
+     '' using 1:7 with lines lw 2 lc rgb '#111111' title 'smooth binary'
+unset logscale x
+set autoscale x
+set ylabel 'mean |noisy - exact| over the trials'
+set yrange [0.5:*]
 
 # smoothed: the block structure shows as a sawtooth, the level as the trend
 set output sprintf('%s/block_sweep.png', dir)
