@@ -14,16 +14,6 @@
 /* Closed forms and brute force agree to rounding only. */
 #define REL_TOL 1e-9
 
-static double
-binomial(int n, int r)
-{
-	double		c = 1.0;
-
-	for (int i = 1; i <= r; i++)
-		c = c * (n - r + i) / i;
-	return c;
-}
-
 static int
 floor_log2(int64_t n)
 {
@@ -79,10 +69,8 @@ step_variance(cc_kind kind, int64_t T, double eps, int64_t sens, int64_t t)
 			}
 		case CC_SMOOTH_BINARY:
 			{
-				int			h = 2;
+				int			h = smooth_binary_height(T);
 
-				while (binomial(h, h / 2) <= (double) T)
-					h += 2;
 				return h / 2 * dlap_var(h / 2 * unit);
 			}
 		case CC_NUM_KINDS:

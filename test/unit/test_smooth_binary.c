@@ -13,28 +13,6 @@ enum
 	REPLAY_T = 3000, REPLAY_H = 14, REPLAY_K = 7
 };
 
-/* C(n, r), small enough for doubles to be exact */
-static double
-binomial(int n, int r)
-{
-	double		c = 1.0;
-
-	for (int i = 1; i <= r; i++)
-		c = c * (n - r + i) / i;
-	return c;
-}
-
-/* The smallest even h with C(h, h/2) > T, counted independently. */
-static int
-height_for(int64_t horizon)
-{
-	int			h = 2;
-
-	while (binomial(h, h / 2) <= (double) horizon)
-		h += 2;
-	return h;
-}
-
 /* leaves[1 .. n]: the first n integers of Hamming weight k, by brute force */
 static void
 weight_k_leaves(int k, uint64_t *leaves, int n)
@@ -150,7 +128,7 @@ test_replay(void)
 static void
 check_sensitivity(int64_t horizon)
 {
-	int			h = height_for(horizon);
+	int			h = smooth_binary_height(horizon);
 	int			k = h / 2;
 	uint64_t   *leaves = malloc((horizon + 2) * sizeof(uint64_t));
 	int			most = 0;
@@ -250,7 +228,7 @@ test_state(void)
 		  "smooth_binary at its extremes: %zu bytes", cc_state_size(&p));
 	p = params_for(CC_SMOOTH_BINARY, 1.0, CC_MAX_HORIZON);
 	s = new_state(&p);
-	CHECK(((cc_smooth_part *) cc_state_part(s))->height == 66 && height_for(CC_MAX_HORIZON) == 66,
+	CHECK(((cc_smooth_part *) cc_state_part(s))->height == 66 && smooth_binary_height(CC_MAX_HORIZON) == 66,
 		  "height for 2^62");
 
 	/* far into the stream: the leaves stay of weight 33 across the 64th bit */

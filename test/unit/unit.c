@@ -133,6 +133,26 @@ dlap_kappa4(double b)
 	return 2.0 * p * (1.0 + 4.0 * p + p * p) / (q * q * q * q);
 }
 
+double
+binomial(int n, int r)
+{
+	double		c = 1.0;
+
+	for (int i = 1; i <= r; i++)
+		c = c * (n - r + i) / i;
+	return c;
+}
+
+int
+smooth_binary_height(int64_t horizon)
+{
+	int			h = 2;
+
+	while (binomial(h, h / 2) <= (double) horizon)
+		h += 2;
+	return h;
+}
+
 int
 main(void)
 {

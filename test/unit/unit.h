@@ -72,6 +72,15 @@ extern bool variance_consistent(double sample_var, double var, double kappa4,
 extern double dlap_var(double b);
 extern double dlap_kappa4(double b);
 
+/* C(n, r), for n small enough that doubles are exact. */
+extern double binomial(int n, int r);
+
+/*
+ * The smooth binary mechanism's tree height for a horizon, counted apart
+ * from the core: the smallest even h with C(h, h/2) > horizon.
+ */
+extern int	smooth_binary_height(int64_t horizon);
+
 extern void test_noise(void);
 extern void test_mechanisms(void);
 extern void test_honaker(void);
