@@ -2,7 +2,7 @@
 
 EXTENSION = contcount
 MODULE_big = contcount
-DATA = contcount--0.1.sql contcount--0.1--0.2.sql
+DATA = contcount--0.1.sql contcount--0.1--0.2.sql contcount--0.2--0.3.sql
 PGFILEDESC = "contcount - differentially private running counts"
 
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
