@@ -14,6 +14,7 @@
 #include "common/shmem.h"
 #include "counters/counter.h"
 #include "counters/statement_rows.h"
+#include "ledger/ledger_store.h"
 
 PG_MODULE_MAGIC;
 
@@ -30,6 +31,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		shmem_install();
+		ledger_store_register_rmgr();
 		counter_worker_register();
 	}
 }

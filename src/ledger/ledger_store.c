@@ -1,97 +1,182 @@
 /*
  * ledger_store.c
- *		The durable truth of the privacy budget: an append-only file of
- *		ledger creations and charges, and the sums it adds up to, kept in
+ *		The durable truth of the privacy budget: ledger creations, charges and
+ *		refunds, appended to pages of a relation of our own and written through
+ *		a custom WAL resource manager; and the sums they add up to, kept in
  *		shared memory.
  *
- * A charge is appended and fsynced before the release it pays for returns a
- * value, outside any transaction: ROLLBACK, a savepoint, an error, a cancel
- * or PREPARE TRANSACTION cannot take it back, and it survives kill -9.  Every
- * record carries a CRC32C.  At startup the postmaster replays the file into
- * shared memory.  A record whose CRC fails, a charge to a ledger the file
- * never created, or more ledgers than fit, mark the store damaged, and a
- * damaged store refuses every charge: it fails closed.  Only a record cut
- * short at the very end is dropped: it is a write that never completed, so
- * it never paid for a value that left the server.
+ * Why a relation in WAL.  A charge must outlive the transaction that makes
+ * it (ROLLBACK, an error, a cancel or PREPARE TRANSACTION cannot take it
+ * back), be durable before the value it pays for is shown, and travel with
+ * PostgreSQL's own WAL: crash recovery, streaming and log-shipping standbys,
+ * point-in-time recovery and base backups must all know it.  So every change
+ * to the store is a WAL record of our resource manager, inserted outside any
+ * transaction and flushed (XLogFlush, where concurrent flushes group-commit;
+ * then, if synchronous standbys are configured, waiting for them as a commit
+ * does) before the release returns a value.  A refund is logged but not
+ * flushed: losing one only keeps budget spent.
  *
- * A charge may pay in advance for several releases of one call site (the
- * groups of a GROUP BY, say), so that many groups do not cost an fsync each;
- * when the call site ends with releases paid for and never made, a refund
- * record gives them back.  Nothing was computed for them, so nothing they
- * paid for left the server; a crash before the refund only keeps the budget
- * spent, which errs on the safe side.
+ * Why the records go into pages.  PostgreSQL 15 gives extensions no
+ * checkpoint callback, and WAL before a checkpoint's redo point is recycled.
+ * Records that lived only in WAL (or in a file we write and sync ourselves)
+ * would be lost with it.  Instead the store is an ordinary relation file,
+ * global/<STORE_RELFILENODE>, of standard pages in shared buffers: each
+ * record both appends an item to the last page and is logged against that
+ * page, exactly as a heap insert is.  The buffer manager's rules then do
+ * what we need: a checkpoint writes and fsyncs every page dirtied before its
+ * redo point, the first change of a page after a checkpoint logs a full-page
+ * image (torn pages), and redo applies a record only to a page older than it
+ * (the page LSN).  A store file older than the WAL that follows it is
+ * brought up to date by redo; one that is newer is left alone.  Base
+ * backups copy the file with the WAL that completes it.  The file is not a
+ * catalog relation: no SQL can read, vacuum or drop it; the relfilenode is a
+ * fixed number in the global tablespace, where no user relation can live,
+ * and GetNewRelFileNode skips numbers whose file exists.
  *
- * The file is per server, like pg_stat_statements' file: it is in base
- * backups but not replicated, and standbys refuse releases.
+ * Sums.  Shared memory holds each ledger's spent epsilon, added up from the
+ * pages by the first backend that needs them after start (on a standby too)
+ * and kept current by every append and, once loaded, by redo.  Redo of a
+ * record whose page already held it (BLK_DONE) adds nothing: the load
+ * counted it from the page.
  *
- * Locking protocol: StoreShared->lock guards StoreShared, the ledger hash
- * and the file.  A charge holds it exclusively from the budget check through
- * the write and the fsync to the update of the sum, so charges against one
- * budget are serialized and each sees those before it.  Reading a sum takes
- * it shared; so does reading the file for the audit, which therefore never
- * sees half an append.  The postmaster reads the file at startup, before
- * any backend exists, under AddinShmemInitLock.
+ * Failing closed.  An item whose CRC fails, a charge to a ledger the store
+ * never created, more ledgers than contcount.max_ledgers, or a 0.2 store file
+ * that is not the one taken in (ledger_legacy.c), mark the store damaged:
+ * every charge is refused until the server is restored and restarted.  A lost
+ * store file leaves the catalog's ledgers missing from the store: refused
+ * too.  A standby refuses releases (it cannot log a charge) but shows spent
+ * and the audit.
+ *
+ * The 0.2 store file.  On a primary, the first load takes contcount/ledger
+ * into the store: a LEGACY_BEGIN item naming the file's size and CRC, each of
+ * its records as an item that remembers where it ended in the file (so that
+ * an import cut short by a crash resumes where it stopped, counting nothing
+ * twice), a LEGACY_END item, a flush, and only then the file renamed to
+ * contcount/ledger.imported.  A 0.2 file found beside a store that did not
+ * take it in is a lone older file: refused.
+ *
+ * Locking protocol: StoreShared->lock guards StoreShared and the sums hash,
+ * and serializes appends (so the last page and the relation's extension have
+ * one writer).  An append holds it exclusively from the budget check through
+ * the page change and WAL insert to the update of the sum, and releases it
+ * before the flush, so that flushes of concurrent charges overlap and
+ * group-commit.  A charge seen by others before its flush can only make
+ * them refuse more, and their own flush, later in WAL, covers it.  Reading
+ * a sum takes the lock shared; the first reader after start loads the sums
+ * under it exclusively.  Redo takes it exclusively around each record, and
+ * always before the buffer lock, as appends and the load do.  Scanning the
+ * audit takes no store lock, only each page's buffer lock in turn.
  *
  * IDENTIFICATION
  *	  src/ledger/ledger_store.c
  */
 #include "postgres.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "access/bufmask.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "access/xlogutils.h"
+#include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
+#include "storage/bufmgr.h"
 #include "storage/fd.h"
-#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "storage/smgr.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
 #include "common/errors.h"
 #include "common/settings.h"
+#include "ledger/ledger_legacy.h"
 #include "ledger/ledger_store.h"
 #include "releases/spec.h"
 
-#define STORE_DIR "contcount"
-#define STORE_FILE STORE_DIR "/ledger"
-#define STORE_MAGIC INT64CONST(0x636f6e74636f756e)	/* "contcoun" */
+/*
+ * The resource manager id: the one PostgreSQL reserves for experiments,
+ * until contcount registers one on the wiki's list.
+ */
+#define RM_CONTCOUNT_ID RM_EXPERIMENTAL_ID
+#define RM_CONTCOUNT_NAME "contcount"
+
+/* WAL record kinds (the high bits of xl_info are the resource manager's) */
+#define XLOG_STORE_APPEND 0x10	/* an item added to a page */
+#define XLOG_STORE_APPEND_INIT 0x20 /* the same, on a page it starts */
+
+#define STORE_RELFILENODE 1668247156	/* "cont" */
+#define STORE_MAGIC 0x636f756e	/* "coun", in each page's special space */
 #define STORE_VERSION 1
 #define MAX_FUNCTION 63
 #define MAX_STATEMENT 1023
 
-typedef enum StoreKind
+typedef enum ItemKind
 {
-	STORE_HEADER = 1,			/* first record: ledger = magic, units = version */
-	STORE_CREATED = 2,			/* a ledger is created */
-	STORE_CHARGE = 3,			/* epsilon spent from a ledger */
-	STORE_REFUND = 4			/* unused advance payment given back */
-} StoreKind;
+	ITEM_CREATED = 1,			/* a ledger is created */
+	ITEM_CHARGE = 2,			/* epsilon spent from a ledger */
+	ITEM_REFUND = 3,			/* unused advance payment given back */
+	ITEM_LEGACY_BEGIN = 4,		/* taking in a 0.2 file: ledger = CRC, units =
+								 * size */
+	ITEM_LEGACY_END = 5			/* the same, done */
+} ItemKind;
 
-typedef struct StoreRecord
+typedef struct StoreItem
 {
 	pg_crc32c	crc;			/* of the bytes after it, up to length */
-	uint32		length;			/* of the whole record */
-	uint32		kind;
+	uint16		length;			/* of the whole item */
+	uint16		kind;
 	Oid			role;
+	Oid			database;		/* where a ledger was created; else 0 */
 	int64		ledger;
 	uint64		epsilon_units;	/* in all */
 	TimestampTz at;
+	int64		legacy_end;		/* taken from a 0.2 file: where its record
+								 * ended there; else 0 */
 	/* the function, NUL, the statement, NUL */
 	char		text[FLEXIBLE_ARRAY_MEMBER];
-} StoreRecord;
+} StoreItem;
 
-#define RECORD_FIXED ((ssize_t) offsetof(StoreRecord, text))
-#define RECORD_MAX (RECORD_FIXED + MAX_FUNCTION + 1 + MAX_STATEMENT + 1)
+#define ITEM_FIXED ((int) offsetof(StoreItem, text))
+#define ITEM_MAX (ITEM_FIXED + MAX_FUNCTION + 1 + MAX_STATEMENT + 1)
+
+/* The WAL record: the item, and where it went. */
+typedef struct xl_store_append
+{
+	OffsetNumber offnum;
+	/* the item follows */
+} xl_store_append;
+
+#define SizeOfStoreAppend (offsetof(xl_store_append, offnum) + sizeof(OffsetNumber))
+
+typedef struct StoreSpecial
+{
+	uint32		magic;
+	uint32		version;
+} StoreSpecial;
 
 typedef struct StoreShared
 {
 	LWLock	   *lock;
-	off_t		size;			/* bytes of the file that were checked or
-								 * written */
+	bool		loaded;			/* the sums are added up */
+	bool		legacy_checked; /* a 0.2 file was looked for on a primary */
+	BlockNumber last_block;		/* the last page, once loaded; or
+								 * InvalidBlockNumber */
+	/* a 0.2 file taken in: its size and CRC, how far, whether done */
+	bool		legacy_begun;
+	bool		legacy_done;
+	int64		legacy_size;
+	pg_crc32c	legacy_crc;
+	int64		legacy_next;
 	bool		damaged;
 	char		damage[256];	/* what was found */
 } StoreShared;
@@ -105,50 +190,72 @@ typedef struct LedgerSum
 static StoreShared *store = NULL;
 static HTAB *sums = NULL;
 
+static const RelFileNode store_node = {GLOBALTABLESPACE_OID, InvalidOid, STORE_RELFILENODE};
+
+static void store_redo(XLogReaderState *record);
+static void store_desc(StringInfo buf, XLogReaderState *record);
+static const char *store_identify(uint8 info);
+static void store_mask(char *pagedata, BlockNumber blkno pg_attribute_unused());
+
+static RmgrData store_rmgr = {
+	.rm_name = RM_CONTCOUNT_NAME,
+	.rm_redo = store_redo,
+	.rm_desc = store_desc,
+	.rm_identify = store_identify,
+	.rm_mask = store_mask
+};
+
 static pg_crc32c
-record_crc(const StoreRecord *rec)
+item_crc(const StoreItem *item)
 {
 	pg_crc32c	crc;
 
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, (const char *) rec + sizeof(pg_crc32c),
-				rec->length - sizeof(pg_crc32c));
+	COMP_CRC32C(crc, (const char *) item + sizeof(pg_crc32c),
+				item->length - sizeof(pg_crc32c));
 	FIN_CRC32C(crc);
 	return crc;
 }
 
-/* A record in buf (RECORD_MAX bytes), CRC included. */
-static StoreRecord *
-build_record(char *buf, StoreKind kind, int64 ledger, uint64 units,
-			 const StoreCharge *charge)
+/* An item in buf (ITEM_MAX bytes), CRC included. */
+static StoreItem *
+build_item(char *buf, ItemKind kind, int64 ledger, uint64 units,
+		   const StoreCharge *charge, const char *function_text)
 {
-	StoreRecord *rec = (StoreRecord *) buf;
+	StoreItem  *item = (StoreItem *) buf;
 	char		function[MAX_FUNCTION + 1];
 	const char *statement = charge && charge->statement ? charge->statement : "";
 	int			slen = pg_mbcliplen(statement, strlen(statement), MAX_STATEMENT);
 	int			flen;
 
 	/* the audit tells a batch or a refund by its function text */
-	if (charge && (charge->refund || charge->releases > 1))
+	if (function_text != NULL)
+		strlcpy(function, function_text, sizeof(function));
+	else if (charge && (charge->refund || charge->releases > 1))
 		snprintf(function, sizeof(function), "%s, " INT64_FORMAT " %s", charge->function,
 				 charge->releases, charge->refund ? "unused" : "releases");
 	else
 		strlcpy(function, charge ? charge->function : "", sizeof(function));
 	flen = strlen(function);
 
-	memset(buf, 0, RECORD_FIXED);
-	rec->kind = kind;
-	rec->role = charge ? charge->role : InvalidOid;
-	rec->ledger = ledger;
-	rec->epsilon_units = units;
-	rec->at = charge ? charge->at : 0;
-	memcpy(rec->text, function, flen);
-	rec->text[flen] = '\0';
-	memcpy(rec->text + flen + 1, statement, slen);
-	rec->text[flen + 1 + slen] = '\0';
-	rec->length = RECORD_FIXED + flen + 1 + slen + 1;
-	rec->crc = record_crc(rec);
-	return rec;
+	memset(buf, 0, ITEM_FIXED);
+	item->kind = kind;
+	item->role = charge ? charge->role : InvalidOid;
+	item->ledger = ledger;
+	item->epsilon_units = units;
+	item->at = charge ? charge->at : 0;
+	memcpy(item->text, function, flen);
+	item->text[flen] = '\0';
+	memcpy(item->text + flen + 1, statement, slen);
+	item->text[flen + 1 + slen] = '\0';
+	item->length = ITEM_FIXED + flen + 1 + slen + 1;
+	return item;
+}
+
+static void
+seal_item(StoreItem *item)
+{
+	item->crc = item_crc(item);
 }
 
 static void
@@ -156,6 +263,8 @@ mark_damaged(const char *what)
 {
 	store->damaged = true;
 	strlcpy(store->damage, what, sizeof(store->damage));
+	ereport(LOG,
+			(errmsg("the ledger store is damaged, releases will be refused: %s", what)));
 }
 
 static void
@@ -177,155 +286,401 @@ refuse_if_damaged(void)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("the privacy budget ledger store is damaged: releases are refused"),
 				 errdetail("%s", store->damage),
-				 errhint("Restore the file \"%s\" in the data directory from a backup and restart the server.",
-						 STORE_FILE)));
+				 errhint("Restore the server from a base backup and its WAL (point-in-time recovery), "
+						 "or import the ledgers' last export with contcount.import_ledgers(), and restart.")));
 }
 
 /*
- * Apply one checked record to the sums: the header first, then creations
- * and charges of created ledgers.  Returns false, with the store marked
- * damaged, if it cannot be applied.
+ * Apply one item to the sums and the 0.2 import's state.  Lock held
+ * exclusively.  Returns false, with the store marked damaged, if it cannot be
+ * applied.
  */
 static bool
-replay(const StoreRecord *rec, off_t offset)
+apply_item(const StoreItem *item)
 {
 	LedgerSum  *sum;
 	bool		found;
-	char		what[128];
+	char		what[160];
 
-	if (offset == 0)
+	if (item->legacy_end > store->legacy_next)
+		store->legacy_next = item->legacy_end;
+	switch ((ItemKind) item->kind)
 	{
-		if (rec->kind == STORE_HEADER && rec->ledger == STORE_MAGIC &&
-			rec->epsilon_units == STORE_VERSION)
+		case ITEM_CREATED:
+			sum = hash_search(sums, &item->ledger, HASH_ENTER_NULL, &found);
+			if (sum == NULL)
+			{
+				mark_damaged("more ledgers than contcount.max_ledgers");
+				return false;
+			}
+			if (!found)
+				sum->spent_units = 0;
+			return true;
+		case ITEM_CHARGE:
+		case ITEM_REFUND:
+			sum = hash_search(sums, &item->ledger, HASH_FIND, NULL);
+			if (sum != NULL && item->kind == ITEM_CHARGE)
+			{
+				sum->spent_units += item->epsilon_units;
+				return true;
+			}
+			/* a refund never exceeds what its ledger was charged */
+			if (sum != NULL && item->epsilon_units <= sum->spent_units)
+			{
+				sum->spent_units -= item->epsilon_units;
+				return true;
+			}
+			break;
+		case ITEM_LEGACY_BEGIN:
+			store->legacy_begun = true;
+			store->legacy_size = (int64) item->epsilon_units;
+			store->legacy_crc = (pg_crc32c) item->ledger;
+			return true;
+		case ITEM_LEGACY_END:
+			store->legacy_done = true;
 			return true;
 	}
-	else if (rec->kind == STORE_CREATED)
-	{
-		sum = hash_search(sums, &rec->ledger, HASH_ENTER_NULL, &found);
-		if (sum == NULL)
-		{
-			mark_damaged("more ledgers than contcount.max_ledgers");
-			return false;
-		}
-		if (!found)
-			sum->spent_units = 0;
-		return true;
-	}
-	else if (rec->kind == STORE_CHARGE || rec->kind == STORE_REFUND)
-	{
-		sum = hash_search(sums, &rec->ledger, HASH_FIND, NULL);
-		if (sum != NULL && rec->kind == STORE_CHARGE)
-		{
-			sum->spent_units += rec->epsilon_units;
-			return true;
-		}
-		/* a refund never exceeds what its ledger was charged */
-		if (sum != NULL && rec->epsilon_units <= sum->spent_units)
-		{
-			sum->spent_units -= rec->epsilon_units;
-			return true;
-		}
-	}
-	snprintf(what, sizeof(what), "unexpected record of kind %u at offset %lld",
-			 rec->kind, (long long) offset);
+	snprintf(what, sizeof(what), "an unexpected item of kind %u for ledger " INT64_FORMAT,
+			 item->kind, item->ledger);
 	mark_damaged(what);
 	return false;
 }
 
-/* Read up to n bytes; fewer only at the end of the file, -1 on error. */
-static ssize_t
-read_fully(int fd, char *buf, size_t n)
+/* Is this a page of the store, and is the item whole? */
+static bool
+page_is_ours(Page page)
 {
-	size_t		done = 0;
+	StoreSpecial *special;
 
-	while (done < n)
-	{
-		ssize_t		got = read(fd, buf + done, n - done);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return -1;
-		if (got == 0)
-			break;
-		done += got;
-	}
-	return done;
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(StoreSpecial)))
+		return false;
+	special = (StoreSpecial *) PageGetSpecialPointer(page);
+	return special->magic == STORE_MAGIC && special->version == STORE_VERSION;
 }
 
+static const StoreItem *
+page_item(Page page, OffsetNumber off)
+{
+	ItemId		iid = PageGetItemId(page, off);
+	const StoreItem *item;
+
+	if (!ItemIdIsNormal(iid) || ItemIdGetLength(iid) < ITEM_FIXED + 2)
+		return NULL;
+	item = (const StoreItem *) PageGetItem(page, iid);
+	if (item->length != ItemIdGetLength(iid) || item_crc(item) != item->crc)
+		return NULL;
+	return item;
+}
+
+/* The number of pages, 0 when the file does not exist (yet). */
+static BlockNumber
+store_blocks(void)
+{
+	SMgrRelation srel = smgropen(store_node, InvalidBackendId);
+
+	if (!smgrexists(srel, MAIN_FORKNUM))
+		return 0;
+	return smgrnblocks(srel, MAIN_FORKNUM);
+}
+
+typedef enum ScanResult
+{
+	SCAN_DONE,
+	SCAN_STOPPED,				/* fn returned false */
+	SCAN_DAMAGED
+} ScanResult;
+
 /*
- * Replay the file into shared memory, in the postmaster.  Nothing here may
- * raise an error: every problem is logged and marks the store damaged.
+ * Call fn for every item, oldest first, until it returns false.  A page
+ * that is not ours or an item that fails its CRC ends the scan with
+ * SCAN_DAMAGED and what was found in what.
+ */
+static ScanResult
+scan_items(bool (*fn) (const StoreItem *item, void *arg), void *arg,
+		   char *what, size_t whatlen)
+{
+	BlockNumber nblocks = store_blocks();
+	ScanResult	result = SCAN_DONE;
+
+	for (BlockNumber blkno = 0; blkno < nblocks && result == SCAN_DONE; blkno++)
+	{
+		Buffer		buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, blkno,
+													RBM_NORMAL, NULL, true);
+		Page		page;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		/* a page added by an extension that a crash cut short is empty */
+		if (!PageIsNew(page))
+		{
+			if (!page_is_ours(page))
+			{
+				snprintf(what, whatlen, "block %u is not a page of the ledger store", blkno);
+				result = SCAN_DAMAGED;
+			}
+			for (OffsetNumber off = FirstOffsetNumber;
+				 result == SCAN_DONE && off <= PageGetMaxOffsetNumber(page); off++)
+			{
+				const StoreItem *item = page_item(page, off);
+
+				if (item == NULL)
+				{
+					snprintf(what, whatlen, "a damaged item at block %u, item %u", blkno, off);
+					result = SCAN_DAMAGED;
+				}
+				else if (!fn(item, arg))
+					result = SCAN_STOPPED;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	return result;
+}
+
+static bool
+load_one(const StoreItem *item, void *arg pg_attribute_unused())
+{
+	return apply_item(item);
+}
+
+static void import_legacy(void);
+
+/*
+ * Add up the sums from the pages, once after start, and on a primary take in
+ * or check a 0.2 file.  Exclusive lock held.
  */
 static void
 load_store(void)
 {
-	int			fd = OpenTransientFile(STORE_FILE, O_RDWR | PG_BINARY);
-	char	   *buf = palloc(RECORD_MAX);
-	StoreRecord *rec = (StoreRecord *) buf;
-	off_t		offset = 0;
-
-	if (fd < 0)
+	if (!store->loaded)
 	{
-		if (errno != ENOENT)
-			mark_damaged("the file cannot be opened");
-		pfree(buf);
+		char		what[128];
+		BlockNumber nblocks = store_blocks();
+
+		if (scan_items(load_one, NULL, what, sizeof(what)) == SCAN_DAMAGED)
+			mark_damaged(what);
+		store->last_block = nblocks > 0 ? nblocks - 1 : InvalidBlockNumber;
+		store->loaded = true;
+	}
+	if (!store->legacy_checked && !store->damaged && !RecoveryInProgress())
+	{
+		import_legacy();
+		store->legacy_checked = true;
+	}
+}
+
+/*
+ * Take the store lock in mode, the sums loaded.  The first caller after start
+ * loads them, exclusively.
+ */
+static void
+lock_store(LWLockMode mode)
+{
+	require_store();
+	LWLockAcquire(store->lock, mode);
+	if (store->loaded && (store->legacy_checked || RecoveryInProgress()))
+		return;
+	if (mode == LW_SHARED)
+	{
+		LWLockRelease(store->lock);
+		LWLockAcquire(store->lock, LW_EXCLUSIVE);
+		load_store();
+		LWLockRelease(store->lock);
+		LWLockAcquire(store->lock, LW_SHARED);
+	}
+	else
+		load_store();
+}
+
+/*
+ * Append an item: to the last page if it fits, else to a new one; logged,
+ * not flushed.  Exclusive lock held.  Returns the record's end.
+ */
+static XLogRecPtr
+append_item(StoreItem *item)
+{
+	Buffer		buf = InvalidBuffer;
+	Page		page;
+	bool		init = false;
+	xl_store_append xlrec;
+	XLogRecPtr	recptr;
+
+	Assert(!RecoveryInProgress());
+	seal_item(item);
+	if (store->last_block != InvalidBlockNumber)
+	{
+		buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, store->last_block,
+										RBM_NORMAL, NULL, true);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page))
+			init = true;
+		else if (PageGetFreeSpace(page) < MAXALIGN(item->length))
+		{
+			UnlockReleaseBuffer(buf);
+			buf = InvalidBuffer;
+		}
+	}
+	if (buf == InvalidBuffer)
+	{
+		SMgrRelation srel = smgropen(store_node, InvalidBackendId);
+
+		if (!smgrexists(srel, MAIN_FORKNUM))
+			smgrcreate(srel, MAIN_FORKNUM, false);
+		buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, P_NEW,
+										RBM_NORMAL, NULL, true);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		store->last_block = BufferGetBlockNumber(buf);
+		init = true;
+	}
+	page = BufferGetPage(buf);
+
+	START_CRIT_SECTION();
+	if (init)
+	{
+		StoreSpecial *special;
+
+		PageInit(page, BLCKSZ, sizeof(StoreSpecial));
+		special = (StoreSpecial *) PageGetSpecialPointer(page);
+		special->magic = STORE_MAGIC;
+		special->version = STORE_VERSION;
+	}
+	xlrec.offnum = PageAddItem(page, (Item) item, item->length, InvalidOffsetNumber, false, false);
+	if (xlrec.offnum == InvalidOffsetNumber)
+		elog(PANIC, "could not add an item to the ledger store");
+	MarkBufferDirty(buf);
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfStoreAppend);
+	XLogRegisterData((char *) item, item->length);
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (init ? REGBUF_WILL_INIT : 0));
+	recptr = XLogInsert(RM_CONTCOUNT_ID, init ? XLOG_STORE_APPEND_INIT : XLOG_STORE_APPEND);
+	PageSetLSN(page, recptr);
+	END_CRIT_SECTION();
+
+	UnlockReleaseBuffer(buf);
+	if (!apply_item(item))
+		refuse_if_damaged();
+	return recptr;
+}
+
+/*
+ * Make a record durable before anything it pays for is shown: flushed here,
+ * and received and flushed by the synchronous standbys if there are any.  The
+ * caller's synchronous_commit does not lower this (any role may set it): the
+ * wait is at least remote_flush.  A wait that ends without the standby's
+ * confirmation (a cancel, a terminate) raises an error, so that the value is
+ * not shown; the charge stays.
+ */
+static void
+make_durable(XLogRecPtr recptr)
+{
+	bool		confirmed;
+
+	XLogFlush(recptr);
+	if (max_wal_senders == 0 || SyncRepStandbyNames == NULL || SyncRepStandbyNames[0] == '\0')
+		return;
+	if (synchronous_commit < SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
+	{
+		int			level = NewGUCNestLevel();
+
+		(void) set_config_option("synchronous_commit", "on",
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+		SyncRepWaitForLSN(recptr, false);
+		AtEOXact_GUC(false, level);
+	}
+	else
+		SyncRepWaitForLSN(recptr, false);
+
+	/*
+	 * Standbys are configured, so the wait ended either with the flush
+	 * confirmed or cut short.  (Just after synchronous_standby_names is set,
+	 * before the checkpointer has taken it in, the wait may not have begun:
+	 * refusing then errs on the safe side.)
+	 */
+	LWLockAcquire(SyncRepLock, LW_SHARED);
+	confirmed = WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= recptr;
+	LWLockRelease(SyncRepLock);
+	if (!confirmed)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("the charge was not confirmed by a synchronous standby: the value is withheld"),
+				 errdetail("The charge is recorded on this server and stays spent.")));
+}
+
+/*
+ * Bring a 0.2 store file into the store, or check that the one found is the
+ * one already taken in.  Exclusive lock held, on a primary.
+ */
+static void
+import_legacy_one(const LegacyRecord *record, void *arg)
+{
+	char		buf[ITEM_MAX];
+	StoreCharge charge = {
+		.at = record->at,.role = record->role,.ledger = record->ledger,
+		.function = record->function,.statement = record->statement
+	};
+	StoreItem  *item;
+	ItemKind	kind = record->kind == LEGACY_CREATED ? ITEM_CREATED :
+		record->kind == LEGACY_CHARGE ? ITEM_CHARGE : ITEM_REFUND;
+
+	/* 0.2 kept batch and refund counts in the function text: keep it as is */
+	item = build_item(buf, kind, record->ledger, record->epsilon_units, &charge, record->function);
+	item->legacy_end = record->end;
+	*(XLogRecPtr *) arg = append_item(item);
+}
+
+static void
+import_legacy(void)
+{
+	int64		size;
+	pg_crc32c	crc;
+	char		buf[ITEM_MAX];
+	XLogRecPtr	last = InvalidXLogRecPtr;
+	char		what[200];
+
+	if (!legacy_read(&size, &crc, 0, NULL, NULL))
+	{
+		if (store->legacy_begun && !store->legacy_done)
+			mark_damaged("taking in the store file of contcount 0.2 was cut short, and the file is gone");
 		return;
 	}
-	for (;;)
+	if (store->legacy_begun && (size != store->legacy_size || crc != store->legacy_crc))
 	{
-		ssize_t		got = read_fully(fd, buf, RECORD_FIXED);
-		char		what[128];
-
-		if (got == 0)
-			break;
-		if (got == RECORD_FIXED &&
-			(rec->length < RECORD_FIXED + 2 || rec->length > RECORD_MAX))
-		{
-			snprintf(what, sizeof(what), "a record with a bad length at offset %lld",
-					 (long long) offset);
-			mark_damaged(what);
-			break;
-		}
-		if (got == RECORD_FIXED)
-		{
-			ssize_t		rest = read_fully(fd, buf + RECORD_FIXED, rec->length - RECORD_FIXED);
-
-			got = rest < 0 ? -1 : got + rest;
-		}
-		if (got < 0)
-		{
-			mark_damaged("the file cannot be read");
-			break;
-		}
-		if (got < RECORD_FIXED || got < rec->length)
-		{
-			/* a write cut short by a crash: its charge never returned */
-			ereport(LOG,
-					(errmsg("dropping an incomplete ledger record at offset %lld",
-							(long long) offset)));
-			if (ftruncate(fd, offset) != 0 || pg_fsync(fd) != 0)
-				mark_damaged("an incomplete record at the end cannot be cut off");
-			break;
-		}
-		if (record_crc(rec) != rec->crc)
-		{
-			snprintf(what, sizeof(what), "a CRC mismatch in the record at offset %lld",
-					 (long long) offset);
-			mark_damaged(what);
-			break;
-		}
-		if (!replay(rec, offset))
-			break;
-		offset += rec->length;
+		snprintf(what, sizeof(what),
+				 "the store file of contcount 0.2 \"%s\" is not the one taken into WAL: "
+				 "charges live in WAL since 0.3; remove the file and restart", LEGACY_FILE);
+		mark_damaged(what);
+		return;
 	}
-	store->size = offset;
-	CloseTransientFile(fd);
-	pfree(buf);
-	if (store->damaged)
+	if (!store->legacy_begun && hash_get_num_entries(sums) > 0)
+	{
+		snprintf(what, sizeof(what),
+				 "a lone store file of contcount 0.2 \"%s\" beside the ledger store in WAL: "
+				 "charges live in WAL since 0.3; remove the file and restart", LEGACY_FILE);
+		mark_damaged(what);
+		return;
+	}
+	if (!store->legacy_done)
+	{
+		if (!store->legacy_begun)
+			last = append_item(build_item(buf, ITEM_LEGACY_BEGIN, (int64) crc, (uint64) size,
+										  NULL, "the store file of contcount 0.2"));
+		(void) legacy_read(&size, &crc, store->legacy_next, import_legacy_one, &last);
+		last = append_item(build_item(buf, ITEM_LEGACY_END, (int64) crc, (uint64) size,
+									  NULL, "the store file of contcount 0.2"));
+		XLogFlush(last);
 		ereport(LOG,
-				(errmsg("the ledger store is damaged, releases will be refused: %s",
-						store->damage)));
+				(errmsg("the ledger store file of contcount 0.2 \"%s\" is taken into WAL", LEGACY_FILE)));
+	}
+	/* only now: a crash before the rename takes in nothing twice */
+	(void) durable_rename(LEGACY_FILE, LEGACY_IMPORTED_FILE, ERROR);
+}
+
+void
+ledger_store_register_rmgr(void)
+{
+	RegisterCustomRmgr(RM_CONTCOUNT_ID, &store_rmgr);
 }
 
 void
@@ -350,104 +705,34 @@ ledger_store_shmem_startup(void)
 						 contcount_max_ledgers, &info, HASH_ELEM | HASH_BLOBS);
 	if (!found)
 	{
+		memset(store, 0, sizeof(*store));
 		store->lock = &(GetNamedLWLockTranche("contcount_ledger"))->lock;
-		store->size = 0;
-		store->damaged = false;
-		store->damage[0] = '\0';
-		load_store();
+		store->last_block = InvalidBlockNumber;
 	}
 }
 
-/*
- * Write len bytes at offset.  A short write sets no errno: the disk is full,
- * and the error says so (53100) rather than "Success".
- */
-static bool
-write_at(int fd, const void *buf, size_t len, off_t offset)
-{
-	ssize_t		written;
-
-	errno = 0;
-	written = pg_pwrite(fd, buf, len, offset);
-	if (written == (ssize_t) len)
-		return true;
-	if (written >= 0 || errno == 0)
-		errno = ENOSPC;
-	return false;
-}
-
-/*
- * Append records and fsync them, or raise an error having appended nothing.
- * Exclusive lock held.  A new file starts with its header, and its directory
- * entry is made durable too.
- */
 static void
-append_durably(const StoreRecord *rec)
+refuse_in_recovery(void)
 {
-	char		header[RECORD_MAX];
-	bool		new_file = store->size == 0;
-	int			fd;
-	bool		ok;
-
-	if (new_file && MakePGDirectory(STORE_DIR) != 0 && errno != EEXIST)
+	if (RecoveryInProgress())
 		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", STORE_DIR)));
-	fd = OpenTransientFile(STORE_FILE, O_RDWR | O_CREAT | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open \"%s\": %m", STORE_FILE)));
-	if (new_file)
-	{
-		const StoreRecord *head = build_record(header, STORE_HEADER, STORE_MAGIC,
-											   STORE_VERSION, NULL);
-
-		ok = write_at(fd, head, head->length, 0) &&
-			write_at(fd, rec, rec->length, head->length);
-	}
-	else
-		ok = write_at(fd, rec, rec->length, store->size);
-	ok = ok && pg_fdatasync(fd) == 0;
-	if (!ok)
-	{
-		int			save_errno = errno;
-		bool		full;
-
-		/* take back what may have been written, or stop trusting the file */
-		if (ftruncate(fd, store->size) != 0 || pg_fsync(fd) != 0)
-			mark_damaged("a failed write could not be taken back");
-		CloseTransientFile(fd);
-		errno = save_errno;
-		/* a file size limit or a quota is a full disk for this file too */
-		full = errno == EFBIG || errno == EDQUOT;
-		ereport(ERROR,
-				(full ? errcode(ERRCODE_DISK_FULL) : errcode_for_file_access(),
-				 errmsg("could not write the ledger store \"%s\": %m", STORE_FILE)));
-	}
-	CloseTransientFile(fd);
-	if (new_file)
-	{
-		fsync_fname(STORE_FILE, false);
-		fsync_fname(STORE_DIR, true);
-		store->size = ((const StoreRecord *) header)->length;
-	}
-	store->size += rec->length;
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change the ledger store during recovery"),
+				 errdetail("A standby shows what was spent but cannot record a charge.")));
 }
 
 void
 ledger_store_create(int64 ledger, const char *name, Oid role)
 {
-	char		buf[RECORD_MAX];
+	char		buf[ITEM_MAX];
 	StoreCharge creation = {
 		.at = GetCurrentTimestamp(),.role = role,.ledger = ledger,
 		.function = "create_ledger",.statement = name
 	};
-	LedgerSum  *sum;
-	bool		found;
+	StoreItem  *item;
 
-	require_store();
-	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+	refuse_in_recovery();
+	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	if (hash_get_num_entries(sums) >= contcount_max_ledgers)
 		ereport(ERROR,
@@ -455,10 +740,10 @@ ledger_store_create(int64 ledger, const char *name, Oid role)
 				 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
 						contcount_max_ledgers),
 				 errhint("Raise contcount.max_ledgers and restart the server.")));
-	append_durably(build_record(buf, STORE_CREATED, ledger, 0, &creation));
-	sum = hash_search(sums, &ledger, HASH_ENTER, &found);
-	if (!found)
-		sum->spent_units = 0;
+	item = build_item(buf, ITEM_CREATED, ledger, 0, &creation, NULL);
+	item->database = MyDatabaseId;
+	/* flushed by the commit of the catalog row, which follows it in WAL */
+	(void) append_item(item);
 	LWLockRelease(store->lock);
 }
 
@@ -466,23 +751,25 @@ int64
 ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 					StoreCharge *charge, int64 max_releases)
 {
-	char		buf[RECORD_MAX];
+	char		buf[ITEM_MAX];
 	LedgerSum  *sum;
 	uint64		remaining;
 	uint64		affordable;
+	XLogRecPtr	recptr;
 
 	Assert(charge->epsilon_units > 0 && max_releases >= 1);
-	require_store();
-	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+	refuse_in_recovery();
+	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
 	if (sum == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("ledger \"%s\" is missing from the ledger store: releases are refused", name),
-				 errdetail("Its creation is not in \"%s\"; the file may have been lost or replaced.",
-						   STORE_FILE),
-				 errhint("Restore the file from a backup, or drop and create the ledger again.")));
+				 errdetail("The store in WAL never recorded its creation: the ledger was restored or "
+						   "upgraded without its spending, or the store was lost."),
+				 errhint("Import the ledger's export with contcount.import_ledgers(), or restore the "
+						 "server from a base backup and its WAL.")));
 	remaining = sum->spent_units > budget_units ? 0 : budget_units - sum->spent_units;
 	affordable = remaining / charge->epsilon_units;
 	if (affordable == 0)
@@ -494,27 +781,28 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 						   spec_format_epsilon(remaining))));
 	charge->releases = (uint64) max_releases < affordable ? max_releases : (int64) affordable;
 	charge->epsilon_units *= charge->releases;
-	append_durably(build_record(buf, STORE_CHARGE, ledger, charge->epsilon_units, charge));
-	sum->spent_units += charge->epsilon_units;
+	recptr = append_item(build_item(buf, ITEM_CHARGE, ledger, charge->epsilon_units, charge, NULL));
 	LWLockRelease(store->lock);
+	make_durable(recptr);
 	return charge->releases;
 }
 
 void
 ledger_store_refund(StoreCharge *refund)
 {
-	char		buf[RECORD_MAX];
+	char		buf[ITEM_MAX];
 	LedgerSum  *sum;
 
-	require_store();
-	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+	refuse_in_recovery();
+	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	sum = hash_search(sums, &refund->ledger, HASH_FIND, NULL);
 	/* the caller charged at least this much, and nothing lowers a sum else */
 	if (sum == NULL || sum->spent_units < refund->epsilon_units)
 		elog(ERROR, "refund of more than ledger " INT64_FORMAT " was charged", refund->ledger);
-	append_durably(build_record(buf, STORE_REFUND, refund->ledger, refund->epsilon_units, refund));
-	sum->spent_units -= refund->epsilon_units;
+	/* not flushed: a refund lost in a crash only keeps the budget spent */
+	(void) append_item(build_item(buf, ITEM_REFUND, refund->ledger, refund->epsilon_units,
+								  refund, NULL));
 	LWLockRelease(store->lock);
 }
 
@@ -523,8 +811,7 @@ ledger_store_spent(int64 ledger, uint64 *spent_units)
 {
 	LedgerSum  *sum;
 
-	require_store();
-	LWLockAcquire(store->lock, LW_SHARED);
+	lock_store(LW_SHARED);
 	refuse_if_damaged();
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
 	if (sum != NULL)
@@ -533,50 +820,128 @@ ledger_store_spent(int64 ledger, uint64 *spent_units)
 	return sum != NULL;
 }
 
+typedef struct AuditScan
+{
+	void		(*fn) (const StoreCharge *charge, void *arg);
+	void	   *arg;
+} AuditScan;
+
+static bool
+audit_one(const StoreItem *item, void *arg)
+{
+	AuditScan  *scan = (AuditScan *) arg;
+	StoreCharge charge;
+
+	if (item->kind == ITEM_CHARGE || item->kind == ITEM_REFUND)
+	{
+		charge.at = item->at;
+		charge.role = item->role;
+		charge.ledger = item->ledger;
+		charge.epsilon_units = item->epsilon_units;
+		charge.releases = 0;
+		charge.refund = item->kind == ITEM_REFUND;
+		charge.function = item->text;
+		charge.statement = item->text + strlen(item->text) + 1;
+		scan->fn(&charge, scan->arg);
+	}
+	return true;
+}
+
 void
 ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg)
 {
-	char	   *buf = palloc(RECORD_MAX);
-	StoreRecord *rec = (StoreRecord *) buf;
-	off_t		offset = 0;
-	int			fd;
+	AuditScan	scan = {fn, arg};
+	char		what[128];
 
-	require_store();
-	LWLockAcquire(store->lock, LW_SHARED);
+	lock_store(LW_SHARED);
 	refuse_if_damaged();
-	fd = store->size > 0 ? OpenTransientFile(STORE_FILE, O_RDONLY | PG_BINARY) : -1;
-	if (store->size > 0 && fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open \"%s\": %m", STORE_FILE)));
-	while (offset < store->size)
-	{
-		StoreCharge charge;
-
-		if (pg_pread(fd, buf, RECORD_FIXED, offset) != RECORD_FIXED ||
-			rec->length > RECORD_MAX ||
-			pg_pread(fd, buf + RECORD_FIXED, rec->length - RECORD_FIXED,
-					 offset + RECORD_FIXED) != rec->length - RECORD_FIXED ||
-			record_crc(rec) != rec->crc)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("could not read the ledger store \"%s\" at offset %lld",
-							STORE_FILE, (long long) offset)));
-		if (rec->kind == STORE_CHARGE || rec->kind == STORE_REFUND)
-		{
-			charge.at = rec->at;
-			charge.role = rec->role;
-			charge.ledger = rec->ledger;
-			charge.epsilon_units = rec->epsilon_units;
-			charge.refund = rec->kind == STORE_REFUND;
-			charge.function = rec->text;
-			charge.statement = rec->text + strlen(rec->text) + 1;
-			fn(&charge, arg);
-		}
-		offset += rec->length;
-	}
-	if (fd >= 0)
-		CloseTransientFile(fd);
 	LWLockRelease(store->lock);
-	pfree(buf);
+	if (scan_items(audit_one, &scan, what, sizeof(what)) == SCAN_DAMAGED)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not read the ledger store: %s", what)));
+}
+
+/*
+ * Redo: add the item to its page unless the page has it already, and, once
+ * the sums are loaded, to the sums.
+ */
+static void
+store_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_store_append *xlrec = (xl_store_append *) XLogRecGetData(record);
+	const StoreItem *item = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
+	Buffer		buf;
+	XLogRedoAction action;
+
+	if (info != XLOG_STORE_APPEND && info != XLOG_STORE_APPEND_INIT)
+		elog(PANIC, "contcount redo: unknown record kind %u", info);
+	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+	if (info == XLOG_STORE_APPEND_INIT)
+	{
+		StoreSpecial *special;
+
+		buf = XLogInitBufferForRedo(record, 0);
+		PageInit(BufferGetPage(buf), BLCKSZ, sizeof(StoreSpecial));
+		special = (StoreSpecial *) PageGetSpecialPointer(BufferGetPage(buf));
+		special->magic = STORE_MAGIC;
+		special->version = STORE_VERSION;
+		action = BLK_NEEDS_REDO;
+	}
+	else
+		action = XLogReadBufferForRedo(record, 0, &buf);
+	if (action == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+
+		if (PageAddItem(page, (Item) item, item->length, xlrec->offnum, false, false) != xlrec->offnum)
+			elog(PANIC, "contcount redo: could not add an item to the ledger store");
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (store->loaded && (action == BLK_NEEDS_REDO || action == BLK_RESTORED))
+	{
+		BlockNumber blkno;
+
+		XLogRecGetBlockTag(record, 0, NULL, NULL, &blkno);
+		if (store->last_block == InvalidBlockNumber || blkno > store->last_block)
+			store->last_block = blkno;
+		if (!store->damaged)
+			(void) apply_item(item);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	LWLockRelease(store->lock);
+}
+
+static const char *
+store_identify(uint8 info)
+{
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_STORE_APPEND:
+			return "APPEND";
+		case XLOG_STORE_APPEND_INIT:
+			return "APPEND+INIT";
+	}
+	return NULL;
+}
+
+static void
+store_desc(StringInfo buf, XLogReaderState *record)
+{
+	const StoreItem *item = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
+	static const char *const kinds[] = {"?", "create", "charge", "refund", "legacy begin", "legacy end"};
+
+	appendStringInfo(buf, "%s ledger " INT64_FORMAT " units " UINT64_FORMAT " role %u: %s",
+					 item->kind < lengthof(kinds) ? kinds[item->kind] : "?",
+					 item->ledger, item->epsilon_units, item->role, item->text);
+}
+
+static void
+store_mask(char *pagedata, BlockNumber blkno pg_attribute_unused())
+{
+	mask_page_lsn_and_checksum(pagedata);
+	mask_unused_space(pagedata);
 }

@@ -26,6 +26,9 @@ typedef struct StoreCharge
 	const char *statement;
 } StoreCharge;
 
+/* The WAL resource manager, registered while preloading. */
+extern void ledger_store_register_rmgr(void);
+
 /* Shared memory: reserve it, then attach (and at server start, load). */
 extern void ledger_store_shmem_request(void);
 extern void ledger_store_shmem_startup(void);
