@@ -13,7 +13,7 @@ CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
 		noisy_count.c) \
-	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c) \
+	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c) \
 	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
 		statement_rows.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)

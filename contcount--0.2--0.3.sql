@@ -14,6 +14,144 @@
 -- created extension.
 -- ---------------------------------------------------------------------
 
+-- What a ledger spent lives in the store, in this cluster's WAL and a file
+-- under global/, not in a table: pg_dump and pg_upgrade carry the ledgers'
+-- rows but not their spending, and a restored or upgraded ledger is refused
+-- until its export is imported.  Raw primitives, for superusers only.
+CREATE FUNCTION contcount.store_spent(ledger_id bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_store_spent'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.store_spent(bigint) FROM PUBLIC;
+
+CREATE FUNCTION contcount.store_charges(
+    OUT ledger_id bigint, OUT at timestamptz, OUT role_id oid, OUT epsilon_units bigint,
+    OUT refund boolean, OUT function text, OUT statement text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_store_charges'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.store_charges() FROM PUBLIC;
+
+CREATE FUNCTION contcount.store_import(
+    ledger_id bigint, name text, created_at timestamptz, created_by oid, spent_units bigint,
+    at timestamptz[], role_id oid[], epsilon_units bigint[], refund boolean[],
+    function text[], statement text[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'contcount_store_import'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.store_import(bigint, text, timestamptz, oid, bigint,
+    timestamptz[], oid[], bigint[], boolean[], text[], text[]) FROM PUBLIC;
+
+-- True, or an error (22023) if format and version are not an export's.
+CREATE FUNCTION contcount.store_check_export(format text, version text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'contcount_store_check_export'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION contcount.store_check_export(text, text) FROM PUBLIC;
+
+-- Every ledger of this database, dropped ones too, with what it spent and
+-- its audit, as a document that import_ledgers() takes back, here or in
+-- another cluster.  Epsilon in exact units of 1e-9; roles by name.
+CREATE FUNCTION contcount.export_ledgers()
+RETURNS jsonb
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH audit AS (
+    SELECT c.ledger_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'at', c.at, 'role', r.rolname, 'epsilon_units', c.epsilon_units,
+               'refund', c.refund, 'function', c.function, 'statement', c.statement)
+           ORDER BY c.n) AS charges
+    FROM contcount.store_charges() WITH ORDINALITY
+         AS c(ledger_id, at, role_id, epsilon_units, refund, function, statement, n)
+    LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) c.role_id
+    GROUP BY c.ledger_id)
+SELECT pg_catalog.jsonb_build_object(
+    'format', 'contcount ledgers',
+    'version', 1,
+    'exported_at', pg_catalog.now(),
+    'ledgers', COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+        'id', l.id, 'name', l.name, 'budget', l.budget,
+        'created_at', l.created_at, 'created_by', r.rolname, 'dropped_at', l.dropped_at,
+        'spent_units', contcount.store_spent(l.id),
+        'charges', COALESCE(a.charges, '[]'::pg_catalog.jsonb))
+        ORDER BY l.created_at, l.id), '[]'::pg_catalog.jsonb))
+FROM contcount.ledger l
+LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) l.created_by
+LEFT JOIN audit a ON a.ledger_id OPERATOR(pg_catalog.=) l.id
+$$;
+REVOKE ALL ON FUNCTION contcount.export_ledgers() FROM PUBLIC;
+
+-- Take back an export: each ledger's row unless this database has it (a
+-- restored dump or an upgrade brings the rows, a dropped extension does
+-- not), and its spending: a ledger the store does not know is created with
+-- the export's audit; one it knows is raised to what the export spent if
+-- that is more.  Nothing is ever lowered, so importing twice, or an older
+-- export, changes nothing.  A live ledger of the same name under another id
+-- is a unique violation (23505).
+CREATE FUNCTION contcount.import_ledgers(export jsonb)
+RETURNS TABLE (ledger text, spent numeric, action text)
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH inserted AS (
+    INSERT INTO contcount.ledger (id, name, budget, created_at, created_by, dropped_at)
+    SELECT pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
+           e OPERATOR(pg_catalog.->>) 'name',
+           pg_catalog.numeric(e OPERATOR(pg_catalog.->>) 'budget'),
+           pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'created_at'),
+           COALESCE(pg_catalog.to_regrole(e OPERATOR(pg_catalog.->>) 'created_by'),
+                    pg_catalog.to_regrole(CURRENT_USER)),
+           pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'dropped_at')
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE contcount.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version')
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, budget)
+INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget)
+SELECT pg_catalog.to_regrole(CURRENT_USER), i.id, 'import', NULL, i.budget FROM inserted i;
+
+SELECT s.name, pg_catalog.trim_scale(pg_catalog.numeric(contcount.store_spent(s.id))
+                                     OPERATOR(pg_catalog./) 1000000000), s.action
+FROM (
+    SELECT pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id') AS id,
+           e OPERATOR(pg_catalog.->>) 'name' AS name,
+           CASE WHEN e OPERATOR(pg_catalog.->>) 'spent_units' IS NULL
+                THEN 'spending unknown: refused'
+                ELSE contcount.store_import(
+                    pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
+                    e OPERATOR(pg_catalog.->>) 'name',
+                    pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'created_at'),
+                    COALESCE(pg_catalog.to_regrole(e OPERATOR(pg_catalog.->>) 'created_by'),
+                             pg_catalog.to_regrole(CURRENT_USER)),
+                    pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'spent_units'),
+                    ARRAY(SELECT pg_catalog.timestamptz(c OPERATOR(pg_catalog.->>) 'at')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT COALESCE(pg_catalog.to_regrole(c OPERATOR(pg_catalog.->>) 'role')::pg_catalog.oid,
+                                   0::pg_catalog.oid)
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.int8(c OPERATOR(pg_catalog.->>) 'epsilon_units')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.bool(c OPERATOR(pg_catalog.->) 'refund')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT c OPERATOR(pg_catalog.->>) 'function'
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT c OPERATOR(pg_catalog.->>) 'statement'
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n))
+           END AS action
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE contcount.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version')) s
+$$;
+REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;
+
+
 -- ---------------------------------------------------------------------
 -- Counters: a copied counter pays again before it releases.
 -- ---------------------------------------------------------------------

@@ -222,6 +222,57 @@ lock_budget(int64 ledger, const char *name)
 	return budget;
 }
 
+/* The ids of the catalog's ledgers, live and dropped, sorted. */
+typedef struct CatalogIds
+{
+	int64	   *ids;
+	int			n;
+} CatalogIds;
+
+static int
+compare_ids(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool
+in_catalog(int64 ledger, void *arg)
+{
+	CatalogIds *catalog = (CatalogIds *) arg;
+
+	return bsearch(&ledger, catalog->ids, catalog->n, sizeof(int64), compare_ids) != NULL;
+}
+
+/*
+ * The id of a ledger created here under this name whose catalog row is gone
+ * (with a dropped extension), or 0.  Its spending was on the same data:
+ * creating the name again takes it back rather than starting from nothing.
+ * A ledger dropped with drop_ledger() keeps its row, so is not taken back.
+ * Owner scope.
+ */
+static int64
+ledger_to_take_back(const char *name)
+{
+	static SPIPlanPtr plan = NULL;
+	CatalogIds	catalog;
+
+	owner_run(&plan, "SELECT id FROM contcount.ledger", 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	catalog.n = (int) SPI_processed;
+	catalog.ids = palloc(sizeof(int64) * Max(catalog.n, 1));
+	for (int i = 0; i < catalog.n; i++)
+	{
+		bool		isnull;
+
+		catalog.ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+													 SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	qsort(catalog.ids, catalog.n, sizeof(int64), compare_ids);
+	return ledger_store_find_created(MyDatabaseId, name, in_catalog, &catalog);
+}
+
 PG_FUNCTION_INFO_V1(contcount_create_ledger);
 Datum
 contcount_create_ledger(PG_FUNCTION_ARGS)
@@ -231,7 +282,8 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	char	   *name = text_arg(fcinfo, 0, "ledger name");
 	NullableDatum budget = {budget_arg(fcinfo, 1), false};
 	NullableDatum none = {(Datum) 0, true};
-	int64		id = new_ledger_id();
+	int64		id;
+	int64		taken_back;
 	OwnerScope	scope;
 	Oid			types[4] = {INT8OID, TEXTOID, NUMERICOID, OIDOID};
 	Datum		values[4];
@@ -241,6 +293,8 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ledger name must not be empty")));
 	owner_begin(&scope);
+	taken_back = ledger_to_take_back(name);
+	id = taken_back != 0 ? taken_back : new_ledger_id();
 	values[0] = Int64GetDatum(id);
 	values[1] = CStringGetTextDatum(name);
 	values[2] = budget.value;
@@ -260,8 +314,21 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	log_budget_change(scope.caller, id, "create", none, budget);
 	owner_end(&scope);
 
-	/* last: if this fails, the transaction takes the rows back */
-	ledger_store_create(id, name, scope.caller);
+	if (taken_back != 0)
+	{
+		uint64		spent = 0;
+
+		(void) ledger_store_spent(id, &spent);
+		ereport(NOTICE,
+				(errmsg("ledger \"%s\" takes back the spending of the ledger of that name created "
+						"here before the extension was dropped: spent %s",
+						name, spec_format_epsilon(spent))));
+	}
+	else
+	{
+		/* last: if this fails, the transaction takes the rows back */
+		ledger_store_create(id, name, scope.caller);
+	}
 	PG_RETURN_VOID();
 }
 

@@ -862,6 +862,113 @@ ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg)
 				 errmsg("could not read the ledger store: %s", what)));
 }
 
+const char *
+ledger_store_import(int64 ledger, const char *name, TimestampTz created_at, Oid created_by,
+					uint64 spent_units, const StoreCharge *charges, int ncharges)
+{
+	char		buf[ITEM_MAX];
+	LedgerSum  *sum;
+	const char *action = "kept";
+	XLogRecPtr	last = InvalidXLogRecPtr;
+	uint64		running = 0;
+
+	/* the audit must add up as the store would: no refund beyond its charges */
+	for (int i = 0; i < ncharges; i++)
+	{
+		if (!charges[i].refund)
+			running += charges[i].epsilon_units;
+		else if (charges[i].epsilon_units > running)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the export of ledger \"%s\" refunds more than it charged", name)));
+		else
+			running -= charges[i].epsilon_units;
+	}
+
+	refuse_in_recovery();
+	lock_store(LW_EXCLUSIVE);
+	refuse_if_damaged();
+	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
+	if (sum == NULL)
+	{
+		StoreCharge creation = {
+			.at = created_at,.role = created_by,.ledger = ledger,
+			.function = "create_ledger",.statement = name
+		};
+		StoreItem  *item;
+
+		if (hash_get_num_entries(sums) >= contcount_max_ledgers)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
+							contcount_max_ledgers),
+					 errhint("Raise contcount.max_ledgers and restart the server.")));
+		item = build_item(buf, ITEM_CREATED, ledger, 0, &creation, NULL);
+		item->database = MyDatabaseId;
+		last = append_item(item);
+		for (int i = 0; i < ncharges; i++)
+			last = append_item(build_item(buf, charges[i].refund ? ITEM_REFUND : ITEM_CHARGE,
+										  ledger, charges[i].epsilon_units, &charges[i],
+										  charges[i].function));
+		sum = hash_search(sums, &ledger, HASH_FIND, NULL);
+		action = "created";
+	}
+	if (sum->spent_units < spent_units)
+	{
+		StoreCharge raise = {
+			.at = GetCurrentTimestamp(),.role = GetUserId(),.ledger = ledger,
+			.statement = "what the export spent beyond its audit"
+		};
+
+		last = append_item(build_item(buf, ITEM_CHARGE, ledger, spent_units - sum->spent_units,
+									  &raise, "import_ledgers"));
+		if (strcmp(action, "kept") == 0)
+			action = "raised";
+	}
+	LWLockRelease(store->lock);
+	if (last != InvalidXLogRecPtr)
+		make_durable(last);
+	return action;
+}
+
+typedef struct FindCreated
+{
+	Oid			database;
+	const char *name;
+	bool		(*known) (int64 ledger, void *arg);
+	void	   *arg;
+	int64		found;
+} FindCreated;
+
+static bool
+find_created_one(const StoreItem *item, void *arg)
+{
+	FindCreated *find = (FindCreated *) arg;
+
+	if (item->kind == ITEM_CREATED && item->database == find->database &&
+		strcmp(item->text + strlen(item->text) + 1, find->name) == 0 &&
+		!find->known(item->ledger, find->arg))
+		find->found = item->ledger;
+	return true;
+}
+
+int64
+ledger_store_find_created(Oid database, const char *name,
+						  bool (*known) (int64 ledger, void *arg), void *arg)
+{
+	FindCreated find = {database, name, known, arg, 0};
+	char		what[128];
+
+	lock_store(LW_SHARED);
+	refuse_if_damaged();
+	LWLockRelease(store->lock);
+	if (scan_items(find_created_one, &find, what, sizeof(what)) == SCAN_DAMAGED)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not read the ledger store: %s", what)));
+	return find.found;
+}
+
 /*
  * Redo: add the item to its page unless the page has it already, and, once
  * the sums are loaded, to the sums.

@@ -58,4 +58,23 @@ extern bool ledger_store_spent(int64 ledger, uint64 *spent_units);
 /* Call fn for every charge in the store, oldest first. */
 extern void ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg);
 
+/*
+ * Take in a ledger from an export, durably: unknown to the store, it is
+ * created (in this database, with the export's creation time and creator)
+ * with the export's charges and refunds as its audit; then, if what the
+ * store holds is less than spent_units, the difference is charged.  Nothing
+ * lowers what a ledger spent.  Returns "created", "raised" or "kept".
+ */
+extern const char *ledger_store_import(int64 ledger, const char *name, TimestampTz created_at,
+									   Oid created_by, uint64 spent_units,
+									   const StoreCharge *charges, int ncharges);
+
+/*
+ * The latest ledger created in database under name for which known(id, arg)
+ * is false, or 0 if there is none: a ledger whose catalog row went with a
+ * dropped extension.
+ */
+extern int64 ledger_store_find_created(Oid database, const char *name,
+									   bool (*known) (int64 ledger, void *arg), void *arg);
+
 #endif							/* CONTCOUNT_LEDGER_STORE_H */
