@@ -155,3 +155,25 @@ REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;
 -- ---------------------------------------------------------------------
 -- Counters: a copied counter pays again before it releases.
 -- ---------------------------------------------------------------------
+
+-- Where a counter's state lives: the cluster (its system identifier, as
+-- pg_control_system() shows it), the database and the table holding it.
+-- pg_dump and pg_restore, and pg_upgrade, carry the state elsewhere; the
+-- copy's steps would draw again tree nodes that the original draws, so a
+-- step that finds its counter elsewhere first charges the counter's ledger
+-- its epsilon again and records the new place, in the step's transaction.
+-- NULL: not known to be here (restored from an older dump), so a copy.
+-- charged_ledger is the ledger create_counter charged (ledger, or the
+-- creator's contcount.ledger), which a copy pays again.
+ALTER TABLE contcount.counter
+    ADD COLUMN place_system bigint,
+    ADD COLUMN place_database oid,
+    ADD COLUMN place_table oid,
+    ADD COLUMN charged_ledger text;
+
+-- The counters of a database being updated are taken to be where they are.
+UPDATE contcount.counter SET
+    place_system = (SELECT s.system_identifier FROM pg_catalog.pg_control_system() s),
+    place_database = (SELECT d.oid FROM pg_catalog.pg_database d
+                      WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
+    place_table = 'contcount.counter'::pg_catalog.regclass;

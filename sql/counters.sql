@@ -172,6 +172,51 @@ SELECT contcount.tick('short');
 SELECT name, steps, finished FROM contcount.counters WHERE name = 'short';
 SELECT count(*) FROM contcount.history('short');
 
+-- A counter records where its state lives: this cluster, database and
+-- table.  Found elsewhere (a copy by pg_dump and pg_restore or pg_upgrade,
+-- simulated here by moving the record), its next step first pays its
+-- epsilon again, once; a ledger that cannot pay stops it, the step
+-- rolled back.  test/t/009_counter_copy.pl makes real copies.
+SELECT contcount.create_ledger('copies', 2);
+SELECT contcount.create_counter('copied', 1, horizon => 100, step => '1 day', ledger => 'copies');
+SELECT place_system = (SELECT system_identifier FROM pg_control_system()) AS this_cluster,
+       place_database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS this_database,
+       place_table = 'contcount.counter'::regclass AS this_table, charged_ledger
+FROM contcount.counter WHERE name = 'copied';
+SELECT contcount.tick('copied');
+SELECT spent AS "1, at its creation" FROM contcount.ledgers WHERE name = 'copies';
+UPDATE contcount.counter SET place_database = 0 WHERE name = 'copied';
+SELECT contcount.tick('copied');
+SELECT spent AS "2, once for the copy" FROM contcount.ledgers WHERE name = 'copies';
+SELECT contcount.tick('copied');
+SELECT spent AS "still 2" FROM contcount.ledgers WHERE name = 'copies';
+SELECT place_database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS here_now
+FROM contcount.counter WHERE name = 'copied';
+SELECT role = current_user::regrole AS by_its_owner, ledger, epsilon, function,
+       statement ~ '^step 2 of counter "copied", copied from system -?\d+ database 0 table \d+ to system' AS says_which
+FROM contcount.charges WHERE function = 'counter_copy';
+-- a place not recorded (a dump of 0.2) is a copy too; the ledger is spent
+SELECT steps, md5(state) AS before FROM contcount.counter_internals('copied') \gset
+UPDATE contcount.counter SET place_system = NULL WHERE name = 'copied';
+SELECT test.error_of($$SELECT contcount.tick('copied')$$);
+SELECT i.steps = :steps AS no_step, md5(i.state) = :'before' AS same_state,
+       c.place_system IS NULL AS still_elsewhere
+FROM contcount.counter_internals('copied') i, contcount.counter c WHERE c.name = 'copied';
+SELECT count(*) AS releases FROM contcount.history('copied');
+SELECT contcount.alter_ledger('copies', 3);
+SELECT contcount.tick('copied');
+SELECT spent AS "3" FROM contcount.ledgers WHERE name = 'copies';
+SELECT contcount.drop_counter('copied');
+-- a counter from before 0.3 did not record the ledger its creator's
+-- contcount.ledger chose (this session's, counters): a copy pays the one
+-- the owner's settings choose now (here the database's, tests)
+SELECT contcount.create_counter('legacy', 0.25, horizon => 100, step => '1 day');
+UPDATE contcount.counter SET charged_ledger = NULL, place_system = NULL WHERE name = 'legacy';
+SELECT contcount.tick('legacy');
+SELECT ledger, epsilon FROM contcount.charges
+WHERE function = 'counter_copy' AND statement ~ 'of counter "legacy", copied from an unknown place';
+SELECT contcount.drop_counter('legacy');
+
 -- Errors.
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.create_counter('signups', 1, horizon => 10)$$),

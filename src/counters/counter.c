@@ -7,17 +7,20 @@
  * in tables (contcount.counter, counter_release, counter_delta,
  * counter_grant) that only the extension's owner reads; the functions here
  * check the caller's rights and work as the owner.  Creating a counter
- * charges its ledger once for the whole continual release.  Only the step
- * worker (counter_worker.c) closes steps and writes releases.  A counter is
- * fed by tables whose owner has the rights of the counter's owner, or of a
- * role the owner allowed to feed it (counter_grant.feed): no one else can
- * push numbers into it.
+ * charges its ledger once for the whole continual release, and records
+ * where its state lives (counter_place_here) and which ledger paid: a copy
+ * of the tables elsewhere pays that ledger again before it steps.  Only
+ * the step worker (counter_worker.c) closes steps and writes releases.  A
+ * counter is fed by tables whose owner has the rights of the counter's
+ * owner, or of a role the owner allowed to feed it (counter_grant.feed): no
+ * one else can push numbers into it.
  *
  * IDENTIFICATION
  *	  src/counters/counter.c
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -199,6 +202,26 @@ counter_to_feed(const char *name, Relation table, bool *finished)
 	return row.id;
 }
 
+/*
+ * The table's oid belongs to the place because a dump restored into the
+ * database it came from (pg_restore --clean) takes a counter back to an
+ * earlier step in the same cluster and database: only the table, made anew
+ * by the restore, tells it apart.
+ */
+bool
+counter_place_here(CounterPlace *place)
+{
+	Oid			table = get_relname_relid("counter", get_namespace_oid("contcount", false));
+
+	/* a database still at 0.2 (until ALTER EXTENSION UPDATE) has no places */
+	if (!OidIsValid(table) || get_attnum(table, "place_system") == InvalidAttrNumber)
+		return false;
+	place->system = (int64) GetSystemIdentifier();
+	place->database = MyDatabaseId;
+	place->table = table;
+	return true;
+}
+
 static int64
 step_usecs(Interval *step)
 {
@@ -223,6 +246,7 @@ Datum
 contcount_create_counter(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr placed_plan = NULL;
 	static const int argno[SPEC_NFIELDS] = {
 		[SPEC_NAME] = 2,
 		[SPEC_EPSILON] = 1,
@@ -238,11 +262,14 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	cc_state   *state;
 	OwnerScope	scope;
 	uint64		id;
-	Oid			types[12] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
-	INT8OID, FLOAT8OID, TEXTOID, INTERVALOID, BYTEAOID, OIDOID};
-	Datum		values[12];
-	char		nulls[12];
+	Oid			types[16] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
+	INT8OID, FLOAT8OID, TEXTOID, INTERVALOID, BYTEAOID, OIDOID,
+	INT8OID, OIDOID, OIDOID, TEXTOID};
+	Datum		values[16];
+	char		nulls[16];
 	bytea	   *blob;
+	CounterPlace place;
+	char	   *charged;
 
 	require_counter_database();
 	if (PG_ARGISNULL(4))
@@ -282,17 +309,44 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	nulls[8] = args.field[SPEC_LEDGER].isnull ? 'n' : ' ';
 
 	/*
+	 * Where the state lives, and the ledger the charge below goes to (the
+	 * one named, or contcount.ledger): a copy of the counter pays the same
+	 * ledger again before its next step.  The setting's value is recorded
+	 * because the worker, charging for a copy, cannot see this session's.
+	 */
+	charged = spec_ledger(&args);
+	if (charged == NULL && contcount_ledger != NULL && contcount_ledger[0] != '\0')
+		charged = contcount_ledger;
+
+	/*
 	 * The row first: a session creating the same name waits here until this
 	 * transaction ends, and is then refused before it pays anything.
 	 */
 	owner_begin(&scope);
 	values[11] = ObjectIdGetDatum(scope.caller);
-	owner_run(&plan,
-			  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
-			  "sensitivity, beta, ledger, step, state, owner, started_at) "
-			  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now()) "
-			  "ON CONFLICT (name) DO NOTHING",
-			  12, types, values, nulls, SPI_OK_INSERT);
+	if (counter_place_here(&place))
+	{
+		values[12] = Int64GetDatum(place.system);
+		values[13] = ObjectIdGetDatum(place.database);
+		values[14] = ObjectIdGetDatum(place.table);
+		values[15] = charged ? CStringGetTextDatum(charged) : (Datum) 0;
+		nulls[15] = charged ? ' ' : 'n';
+		owner_run(&placed_plan,
+				  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
+				  "sensitivity, beta, ledger, step, state, owner, started_at, "
+				  "place_system, place_database, place_table, charged_ledger) "
+				  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now(), "
+				  "$13, $14, $15, $16) "
+				  "ON CONFLICT (name) DO NOTHING",
+				  16, types, values, nulls, SPI_OK_INSERT);
+	}
+	else
+		owner_run(&plan,
+				  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
+				  "sensitivity, beta, ledger, step, state, owner, started_at) "
+				  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now()) "
+				  "ON CONFLICT (name) DO NOTHING",
+				  12, types, values, nulls, SPI_OK_INSERT);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -566,6 +620,9 @@ contcount_tick(PG_FUNCTION_ARGS)
 	{
 		bool		done = false;
 		bool		finished = false;
+		int			refused_code = 0;
+		char		refused_message[sizeof(slot->refused_message)];
+		char		refused_detail[sizeof(slot->refused_detail)];
 
 		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
 		if (slot == NULL)
@@ -585,12 +642,23 @@ contcount_tick(PG_FUNCTION_ARGS)
 			done = slot->ticks_done >= target;
 			finished = slot->finished;
 			steps = slot->steps;
+			refused_code = slot->refused_code;
+			memcpy(refused_message, slot->refused_message, sizeof(refused_message));
+			memcpy(refused_detail, slot->refused_detail, sizeof(refused_detail));
 		}
 		LWLockRelease(cs->lock);
 		if (finished)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("counter \"%s\" has reached its horizon and releases no more", name)));
+		/* the worker answered, but a copy's ledger refused to pay again */
+		if (done && refused_code != 0)
+			ereport(ERROR,
+					(errcode(refused_code),
+					 errmsg("%s", refused_message),
+					 refused_detail[0] ? errdetail("%s", refused_detail) : 0,
+					 errcontext("counter \"%s\" was copied from another database or cluster, "
+								"and takes no step until its ledger pays its epsilon again", name)));
 		if (done)
 			break;
 		if (GetCurrentTimestamp() > deadline)

@@ -14,6 +14,27 @@
  */
 extern int64 counter_to_feed(const char *name, Relation table, bool *finished);
 
+/*
+ * Where a counter's state lives: the cluster (its system identifier, with
+ * the bits pg_control_system() shows), the database, and the table that
+ * holds the state.  Tree nodes are drawn where the state lives; a counter
+ * whose recorded place is not the place here is a copy (pg_dump and
+ * pg_restore, pg_upgrade), which pays its epsilon again before its next
+ * step (counter_worker.c).
+ */
+typedef struct CounterPlace
+{
+	int64		system;
+	Oid			database;
+	Oid			table;
+} CounterPlace;
+
+/*
+ * The place here, in the current database; false if contcount.counter has
+ * no place columns (a database not yet updated to 0.3).
+ */
+extern bool counter_place_here(CounterPlace *place);
+
 /* Count rows inserted by this (sub)transaction, committed with it. */
 extern void counter_count_rows(int64 counter, int64 rows);
 

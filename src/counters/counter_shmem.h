@@ -24,6 +24,16 @@ typedef struct CounterSlot
 	int64		step_usecs;
 	uint64		ticks_requested;	/* explicit steps asked for */
 	uint64		ticks_done;		/* and closed */
+
+	/*
+	 * A copied counter whose ledger refused to pay for it again: the
+	 * refusal's SQLSTATE (0: none), for tick() to raise, and when the clock
+	 * may try again.  See counter_worker.c.
+	 */
+	int			refused_code;
+	char		refused_message[160];
+	char		refused_detail[160];
+	TimestampTz retry_at;
 	int64		state_bytes;
 	char		state[CC_STATE_MAX_BYTES];	/* as last committed */
 } CounterSlot;

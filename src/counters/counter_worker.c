@@ -13,6 +13,24 @@
  * every node's noise as drawn.  Counts are consumed in the same transaction
  * that records them in a step: none is lost, none counted twice.
  *
+ * A copied counter pays again.  The counter tables are configuration tables
+ * of the extension, so pg_dump and pg_restore, and pg_upgrade, carry a
+ * counter's state to another place; steps closed there draw fresh noise for
+ * tree nodes that the original draws too (or drew already), two noisy values
+ * of one node that the ledger never paid for.  So each counter records where
+ * its state lives (counter_place_here: cluster, database, table), and a step
+ * that finds the counter somewhere else first charges its ledger its epsilon
+ * again, as create_counter did (in the owner's name, to the same ledger),
+ * and records the new place, both in the step's transaction: a copy pays
+ * once, and releases nothing unpaid.  The charge itself cannot be taken
+ * back: a crash between it and the commit makes the next step pay again,
+ * which errs on the safe side.  If the ledger refuses, the step is rolled
+ * back (its noise unseen), the refusal is logged with the ledger's SQLSTATE
+ * and kept in the slot for tick() to raise, and the clock tries again after
+ * REFUSED_RETRY_MS.  A base backup, a promoted standby or point-in-time
+ * recovery keep the place: their state came through WAL and the old server
+ * is gone, so they go on without paying.
+ *
  * IDENTIFICATION
  *	  src/counters/counter_worker.c
  */
@@ -21,6 +39,7 @@
 #include <math.h>
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -35,17 +54,34 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "common/random.h"
 #include "common/settings.h"
 #include "counters/counter.h"
 #include "counters/counter_shmem.h"
+#include "ledger/ledger.h"
 
 /* Reload the counters at least this often, in case a wake-up was missed. */
 #define RELOAD_INTERVAL_MS 10000
 /* And look at the clock at least this often. */
 #define MAX_SLEEP_MS 1000
+/* How long the clock waits to ask again a ledger that refused a copy. */
+#define REFUSED_RETRY_MS 60000
+
+/*
+ * The counter whose copy is being paid for, while its ledger is charged: an
+ * error then is the ledger's refusal, which stops that counter alone.
+ */
+static struct
+{
+	bool		active;
+	char		name[NAMEDATALEN];
+}			paying;
+
+/* The audit's statement for a copy's charge, as long as it is made. */
+static char paying_statement[256];
 
 PGDLLEXPORT void counter_worker_main(Datum arg);
 
@@ -175,6 +211,80 @@ load_counters(CounterShared *cs)
 }
 
 /*
+ * contcount.ledger as a session of role would have it in this database:
+ * set for the role in the database, for the role, for the database, or for
+ * all roles, in that order.  NULL if none is: then the server's value,
+ * which the worker has too.  For counters created before 0.3, which did not
+ * record the ledger their creator's setting chose.
+ */
+static char *
+role_ledger_setting(Oid role)
+{
+	Oid			types[2] = {OIDOID, OIDOID};
+	Datum		args[2] = {ObjectIdGetDatum(role), ObjectIdGetDatum(MyDatabaseId)};
+
+	if (SPI_execute_with_args("SELECT pg_catalog.substr(c.setting, 18) "
+							  "FROM pg_catalog.pg_db_role_setting s, "
+							  "pg_catalog.unnest(s.setconfig) c(setting) "
+							  "WHERE (s.setrole OPERATOR(pg_catalog.=) $1 "
+							  "OR s.setrole OPERATOR(pg_catalog.=) 0) "
+							  "AND (s.setdatabase OPERATOR(pg_catalog.=) $2 "
+							  "OR s.setdatabase OPERATOR(pg_catalog.=) 0) "
+							  "AND pg_catalog.starts_with(c.setting, 'contcount.ledger=') "
+							  "ORDER BY s.setrole OPERATOR(pg_catalog.=) 0, "
+							  "s.setdatabase OPERATOR(pg_catalog.=) 0 LIMIT 1",
+							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the settings of role %u", role);
+	if (SPI_processed == 0)
+		return NULL;
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+/*
+ * Charge the ledger of a copied counter its epsilon again, as create_counter
+ * did: in the name of its owner (who must still be allowed the ledger), to
+ * the ledger named, or when none was named to the one contcount.ledger
+ * chooses, with contcount.ledger set to setting (unless NULL) for the
+ * charge.  Raises the ledger's error if it refuses, with paying.active set
+ * so that the caller knows it for a refusal.
+ */
+static void
+pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
+		  uint64 epsilon_units, const char *statement)
+{
+	Oid			save_user;
+	int			save_context;
+	int			nest_level;
+
+	paying.active = true;
+	strlcpy(paying.name, name, NAMEDATALEN);
+
+	/*
+	 * The owner is kept by oid: a copy restored into another cluster may
+	 * name a role that does not exist there, or another role.
+	 */
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the owner of counter \"%s\" does not exist", name),
+				 errdetail("Its owner was the role with oid %u where the counter was created.", owner)));
+	nest_level = NewGUCNestLevel();
+	if (setting != NULL)
+		(void) set_config_option("contcount.ledger", setting, PGC_SUSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	GetUserIdAndSecContext(&save_user, &save_context);
+	SetUserIdAndSecContext(owner, save_context | SECURITY_LOCAL_USERID_CHANGE);
+	/* the audit shows the statement a charge paid for: say what this one is */
+	strlcpy(paying_statement, statement, sizeof(paying_statement));
+	debug_query_string = paying_statement;
+	ledger_charge(ledger, epsilon_units, "counter_copy");
+	paying.active = false;
+	debug_query_string = NULL;
+	SetUserIdAndSecContext(save_user, save_context);
+	AtEOXact_GUC(true, nest_level);
+}
+
+/*
  * Close the next step of one counter, in a transaction of its own.  Returns
  * false if the counter is gone or finished.
  */
@@ -197,10 +307,22 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		int64		align;
 	}			state_buf;
 	static char blob[VARHDRSZ + CC_STATE_MAX_BYTES];
+	CounterPlace here;
+	bool		placed;
+	bool		copied = false;
+	Oid			owner = InvalidOid;
+	char	   *ledger = NULL;
+	char	   *charged = NULL;
+	char		from[96] = "an unknown place";
 
 	begin_work();
 	pgstat_report_activity(STATE_RUNNING, "closing a contcount step");
-	if (SPI_execute_with_args("SELECT name, state FROM contcount.counter "
+	placed = counter_place_here(&here);
+	if (SPI_execute_with_args(placed ?
+							  "SELECT name, state, owner, ledger, charged_ledger, "
+							  "place_system, place_database, place_table FROM contcount.counter "
+							  "WHERE id OPERATOR(pg_catalog.=) $1 AND NOT finished FOR UPDATE" :
+							  "SELECT name, state FROM contcount.counter "
 							  "WHERE id OPERATOR(pg_catalog.=) $1 AND NOT finished FOR UPDATE",
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read counter " INT64_FORMAT, id);
@@ -210,6 +332,31 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		return false;
 	}
 	strlcpy(name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), NAMEDATALEN);
+	if (placed)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		system_null,
+					database_null,
+					table_null;
+		int64		system = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &system_null));
+		Oid			database = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &database_null));
+		Oid			table = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &table_null));
+
+		owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
+		ledger = SPI_getvalue(tuple, desc, 4);
+		charged = SPI_getvalue(tuple, desc, 5);
+
+		/*
+		 * A place not recorded (a counter restored from a dump of 0.2) is
+		 * not known to be here: it is a copy.
+		 */
+		copied = system_null || database_null || table_null ||
+			system != here.system || database != here.database || table != here.table;
+		if (!system_null && !database_null && !table_null)
+			snprintf(from, sizeof(from), "system " INT64_FORMAT " database %u table %u",
+					 system, database, table);
+	}
 	stored = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	if (!cc_state_valid(VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored)))
 		ereport(ERROR,
@@ -257,6 +404,45 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		elog(ERROR, "counter \"%s\" cannot take its step (status %d)", name, (int) status);
 	cc_read(state, &release);
 
+	/*
+	 * A copy pays before its first release here, and records that it is
+	 * here, with the step: a refusal rolls the step back.
+	 */
+	if (copied)
+	{
+		char		statement[sizeof(paying_statement)];
+		Oid			ptypes[4] = {INT8OID, INT8OID, OIDOID, OIDOID};
+		Datum		pargs[4];
+
+		snprintf(statement, sizeof(statement),
+				 "step " INT64_FORMAT " of counter \"%s\", copied from %s to system "
+				 INT64_FORMAT " database %u table %u",
+				 release.t, name, from, here.system, here.database, here.table);
+
+		/*
+		 * contcount.ledger as the creator had it: recorded when it chose the
+		 * ledger; otherwise the owner's, which also decides, as it did for
+		 * the creator, whether a ledger named needs a grant.
+		 */
+		pay_again(name, owner, ledger,
+				  ledger == NULL && charged != NULL ? charged : role_ledger_setting(owner),
+				  cc_state_params(state)->epsilon_units, statement);
+		pargs[0] = Int64GetDatum(id);
+		pargs[1] = Int64GetDatum(here.system);
+		pargs[2] = ObjectIdGetDatum(here.database);
+		pargs[3] = ObjectIdGetDatum(here.table);
+		if (SPI_execute_with_args("UPDATE contcount.counter SET place_system = $2, "
+								  "place_database = $3, place_table = $4 "
+								  "WHERE id OPERATOR(pg_catalog.=) $1",
+								  4, ptypes, pargs, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not record where counter \"%s\" is", name);
+		ereport(LOG,
+				(errmsg("counter \"%s\" was copied and paid its epsilon again", name),
+				 errdetail("Its state was at %s; it is now at system " INT64_FORMAT
+						   " database %u table %u.",
+						   from, here.system, here.database, here.table)));
+	}
+
 	{
 		Oid			wtypes[6] = {INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BYTEAOID};
 		Datum		wargs[6];
@@ -286,12 +472,74 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		{
 			cs->slots[i].steps = release.t;
 			cs->slots[i].ticks_done = ticks_seen;
+			cs->slots[i].refused_code = 0;
+			cs->slots[i].retry_at = 0;
 			cs->slots[i].state_bytes = cc_state_bytes(state);
 			memcpy(cs->slots[i].state, state, cc_state_bytes(state));
 		}
 	LWLockRelease(cs->lock);
 	ConditionVariableBroadcast(&cs->step_closed);
 	return true;
+}
+
+/*
+ * close_step, but a copied counter whose ledger refuses to pay again stops
+ * alone: its step is rolled back, the refusal logged with the ledger's
+ * SQLSTATE and kept in its slot for tick(), and false returned.  Any other
+ * error ends the worker, as before.
+ */
+static bool
+close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
+{
+	MemoryContext context = CurrentMemoryContext;
+	volatile bool closed = false;
+
+	PG_TRY();
+	{
+		closed = close_step(cs, id, ticks_seen);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		if (!paying.active)
+			PG_RE_THROW();
+		paying.active = false;
+		debug_query_string = NULL;
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("counter \"%s\" was copied and takes no step: %s",
+						paying.name, edata->message),
+				 edata->detail ? errdetail("%s", edata->detail) : 0,
+				 errhint("A copy of a counter pays its epsilon again before its next step. "
+						 "The worker asks its ledger again at the next tick() and every %d seconds.",
+						 REFUSED_RETRY_MS / 1000)));
+
+		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < cs->nslots; i++)
+			if (cs->slots[i].id == id)
+			{
+				cs->slots[i].refused_code = edata->sqlerrcode;
+				strlcpy(cs->slots[i].refused_message, edata->message,
+						sizeof(cs->slots[i].refused_message));
+				strlcpy(cs->slots[i].refused_detail, edata->detail ? edata->detail : "",
+						sizeof(cs->slots[i].refused_detail));
+				cs->slots[i].retry_at =
+					TimestampTzPlusMilliseconds(GetCurrentTimestamp(), REFUSED_RETRY_MS);
+				cs->slots[i].ticks_done = ticks_seen;
+			}
+		LWLockRelease(cs->lock);
+		ConditionVariableBroadcast(&cs->step_closed);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	return closed;
 }
 
 /*
@@ -319,11 +567,12 @@ close_due_steps(CounterShared *cs)
 			ticks = cs->slots[i].ticks_requested;
 			next = cs->slots[i].started_at + (cs->slots[i].steps + 1) * cs->slots[i].step_usecs;
 			due = id != 0 && !cs->slots[i].finished &&
-				(ticks > cs->slots[i].ticks_done || now >= next);
+				(ticks > cs->slots[i].ticks_done ||
+				 (now >= next && now >= cs->slots[i].retry_at));
 			LWLockRelease(cs->lock);
 			if (id != 0 && !due && next > now)
 				sleep_ms = Min(sleep_ms, (long) ((next - now) / 1000) + 1);
-			if (!due || !close_step(cs, id, ticks))
+			if (!due || !close_step_or_refuse(cs, id, ticks))
 				break;
 		}
 	}
