@@ -29,4 +29,7 @@ SELECT contcount.alter_ledger('vg', 200);
 SELECT count(*) FROM contcount.budget_changes;
 SELECT * FROM contcount.ledgers;
 SELECT count(*) FROM contcount.charges;
+-- the store's export and import: a ledger it knows is kept or raised
+SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
+SELECT * FROM contcount.import_ledgers(jsonb_set(contcount.export_ledgers(), '{ledgers,0,spent_units}', '999999999999'));
 SELECT contcount.drop_counter('c');

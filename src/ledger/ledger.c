@@ -248,10 +248,10 @@ in_catalog(int64 ledger, void *arg)
 
 /*
  * The id of a ledger created here under this name whose catalog row is gone
- * (with a dropped extension), or 0.  Its spending was on the same data:
- * creating the name again takes it back rather than starting from nothing.
- * A ledger dropped with drop_ledger() keeps its row, so is not taken back.
- * Owner scope.
+ * (with a dropped extension, or a creation rolled back), or 0.  Its spending
+ * was on the same data: creating the name again takes it back rather than
+ * starting from nothing.  A ledger dropped with drop_ledger() keeps its row,
+ * so is not taken back.  Owner scope.
  */
 static int64
 ledger_to_take_back(const char *name)
@@ -318,11 +318,12 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	{
 		uint64		spent = 0;
 
-		(void) ledger_store_spent(id, &spent);
-		ereport(NOTICE,
-				(errmsg("ledger \"%s\" takes back the spending of the ledger of that name created "
-						"here before the extension was dropped: spent %s",
-						name, spec_format_epsilon(spent))));
+		/* one whose creation rolled back spent nothing: no news */
+		if (ledger_store_spent(id, &spent) && spent > 0)
+			ereport(NOTICE,
+					(errmsg("ledger \"%s\" takes back the spending of the ledger of that name created "
+							"here whose row is gone (with a dropped extension): spent %s",
+							name, spec_format_epsilon(spent))));
 	}
 	else
 	{
