@@ -151,6 +151,15 @@ FROM (
 $$;
 REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;
 
+-- After recovery stopped at a target (point-in-time recovery), charges made
+-- after it may be missing, and releases are refused (55000) until a
+-- superuser, having imported what was spent since, accepts the store.
+CREATE FUNCTION contcount.accept_ledger_store()
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_accept_ledger_store'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.accept_ledger_store() FROM PUBLIC;
+
 
 -- ---------------------------------------------------------------------
 -- Counters: a copied counter pays again before it releases.

@@ -32,6 +32,8 @@ _PG_init(void)
 	{
 		shmem_install();
 		ledger_store_register_rmgr();
-		counter_worker_register();
+		/* pg_upgrade must be able to drop and create every database */
+		if (!IsBinaryUpgrade)
+			counter_worker_register();
 	}
 }

@@ -170,3 +170,16 @@ contcount_store_check_export(PG_FUNCTION_ARGS)
 				 errhint("Export with contcount.export_ledgers().")));
 	PG_RETURN_BOOL(true);
 }
+
+/*
+ * After point-in-time recovery: the DBA has imported what was spent after
+ * the target (or knows nothing was), and lets releases go on.
+ */
+PG_FUNCTION_INFO_V1(contcount_accept_ledger_store);
+Datum
+contcount_accept_ledger_store(PG_FUNCTION_ARGS)
+{
+	require_superuser("contcount.accept_ledger_store()");
+	ledger_store_accept();
+	PG_RETURN_VOID();
+}

@@ -79,6 +79,7 @@
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xlogrecovery.h"
 #include "access/xlogutils.h"
 #include "access/xact.h"
 #include "catalog/pg_tablespace_d.h"
@@ -115,6 +116,9 @@
 #define XLOG_STORE_APPEND_INIT 0x20 /* the same, on a page it starts */
 
 #define STORE_RELFILENODE 1668247156	/* "cont" */
+/* Written by redo's end when recovery stopped at a target, until logged. */
+#define STALE_DIR "contcount"
+#define STALE_FILE STALE_DIR "/recovery_target_stop"
 #define STORE_MAGIC 0x636f756e	/* "coun", in each page's special space */
 #define STORE_VERSION 1
 #define MAX_FUNCTION 63
@@ -127,7 +131,10 @@ typedef enum ItemKind
 	ITEM_REFUND = 3,			/* unused advance payment given back */
 	ITEM_LEGACY_BEGIN = 4,		/* taking in a 0.2 file: ledger = CRC, units =
 								 * size */
-	ITEM_LEGACY_END = 5			/* the same, done */
+	ITEM_LEGACY_END = 5,		/* the same, done */
+	ITEM_STALE = 6,				/* recovery stopped at a target: charges may
+								 * be missing */
+	ITEM_ACCEPTED = 7			/* a superuser accepted the store as it is */
 } ItemKind;
 
 typedef struct StoreItem
@@ -179,6 +186,9 @@ typedef struct StoreShared
 	int64		legacy_next;
 	bool		damaged;
 	char		damage[256];	/* what was found */
+	bool		stale;			/* recovery stopped at a target since the
+								 * store was last accepted */
+	char		stale_target[128];	/* which */
 } StoreShared;
 
 typedef struct LedgerSum
@@ -196,12 +206,14 @@ static void store_redo(XLogReaderState *record);
 static void store_desc(StringInfo buf, XLogReaderState *record);
 static const char *store_identify(uint8 info);
 static void store_mask(char *pagedata, BlockNumber blkno pg_attribute_unused());
+static void store_cleanup(void);
 
 static RmgrData store_rmgr = {
 	.rm_name = RM_CONTCOUNT_NAME,
 	.rm_redo = store_redo,
 	.rm_desc = store_desc,
 	.rm_identify = store_identify,
+	.rm_cleanup = store_cleanup,
 	.rm_mask = store_mask
 };
 
@@ -339,6 +351,14 @@ apply_item(const StoreItem *item)
 		case ITEM_LEGACY_END:
 			store->legacy_done = true;
 			return true;
+		case ITEM_STALE:
+			store->stale = true;
+			strlcpy(store->stale_target, item->text + strlen(item->text) + 1,
+					sizeof(store->stale_target));
+			return true;
+		case ITEM_ACCEPTED:
+			store->stale = false;
+			return true;
 	}
 	snprintf(what, sizeof(what), "an unexpected item of kind %u for ledger " INT64_FORMAT,
 			 item->kind, item->ledger);
@@ -444,6 +464,8 @@ load_one(const StoreItem *item, void *arg pg_attribute_unused())
 }
 
 static void import_legacy(void);
+static void log_recovery_stop(void);
+static void refuse_in_recovery(void);
 
 /*
  * Add up the sums from the pages, once after start, and on a primary take in
@@ -465,6 +487,7 @@ load_store(void)
 	if (!store->legacy_checked && !store->damaged && !RecoveryInProgress())
 	{
 		import_legacy();
+		log_recovery_stop();
 		store->legacy_checked = true;
 	}
 }
@@ -572,14 +595,35 @@ append_item(StoreItem *item)
  * confirmation (a cancel, a terminate) raises an error, so that the value is
  * not shown; the charge stays.
  */
+/*
+ * Are synchronous standbys configured, as commits see it: the shared state
+ * the checkpointer keeps, not this backend's copy of the setting, which a
+ * long statement may not have reloaded yet.
+ */
+static bool
+sync_standbys_defined(void)
+{
+#ifdef SYNC_STANDBY_DEFINED
+	bits8		status = ((volatile WalSndCtlData *) WalSndCtl)->sync_standbys_status;
+
+	if (status & SYNC_STANDBY_INIT)
+		return (status & SYNC_STANDBY_DEFINED) != 0;
+	return SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
+#else
+	return ((volatile WalSndCtlData *) WalSndCtl)->sync_standbys_defined;
+#endif
+}
+
 static void
 make_durable(XLogRecPtr recptr)
 {
 	bool		confirmed;
 
 	XLogFlush(recptr);
-	if (max_wal_senders == 0 || SyncRepStandbyNames == NULL || SyncRepStandbyNames[0] == '\0')
+	if (max_wal_senders == 0 || !sync_standbys_defined())
 		return;
+	/* as at commit: the wait itself watches for cancel and terminate */
+	HOLD_INTERRUPTS();
 	if (synchronous_commit < SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
 	{
 		int			level = NewGUCNestLevel();
@@ -591,6 +635,7 @@ make_durable(XLogRecPtr recptr)
 	}
 	else
 		SyncRepWaitForLSN(recptr, false);
+	RESUME_INTERRUPTS();
 
 	/*
 	 * Standbys are configured, so the wait ended either with the flush
@@ -677,6 +722,103 @@ import_legacy(void)
 	(void) durable_rename(LEGACY_FILE, LEGACY_IMPORTED_FILE, ERROR);
 }
 
+/*
+ * At the end of redo, in the startup process: if archive recovery stopped at
+ * a target (point-in-time recovery, or a standby told where to stop), the
+ * WAL after it may hold charges whose values were shown.  No WAL can be
+ * written yet, so a file says so, durably, until the first load logs it.
+ */
+static void
+store_cleanup(void)
+{
+	char		target[128];
+	FILE	   *file;
+
+	if (!ArchiveRecoveryRequested || recoveryTarget == RECOVERY_TARGET_UNSET)
+		return;
+	switch (recoveryTarget)
+	{
+		case RECOVERY_TARGET_XID:
+			snprintf(target, sizeof(target), "recovery_target_xid %u", recoveryTargetXid);
+			break;
+		case RECOVERY_TARGET_TIME:
+			snprintf(target, sizeof(target), "recovery_target_time %s",
+					 timestamptz_to_str(recoveryTargetTime));
+			break;
+		case RECOVERY_TARGET_NAME:
+			snprintf(target, sizeof(target), "recovery_target_name %s", recoveryTargetName);
+			break;
+		case RECOVERY_TARGET_LSN:
+			snprintf(target, sizeof(target), "recovery_target_lsn %X/%X",
+					 LSN_FORMAT_ARGS(recoveryTargetLSN));
+			break;
+		default:
+			strlcpy(target, "recovery_target immediate", sizeof(target));
+			break;
+	}
+	if (MakePGDirectory(STALE_DIR) != 0 && errno != EEXIST)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", STALE_DIR)));
+	file = AllocateFile(STALE_FILE, PG_BINARY_W);
+	if (file == NULL || fputs(target, file) < 0 || fflush(file) != 0 ||
+		pg_fsync(fileno(file)) != 0 || FreeFile(file) != 0)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not write \"%s\": %m", STALE_FILE)));
+	fsync_fname(STALE_DIR, true);
+	ereport(LOG,
+			(errmsg("recovery stopped at a target (%s): contcount refuses releases until its ledgers are checked",
+					target)));
+}
+
+/*
+ * Log what store_cleanup left, so that it binds on this server, its
+ * standbys and its base backups; then remove the file.  Exclusive lock
+ * held, on a primary.
+ */
+static void
+log_recovery_stop(void)
+{
+	char		buf[ITEM_MAX];
+	char		target[128] = "";
+	StoreCharge marker = {.at = GetCurrentTimestamp(),.role = InvalidOid,.statement = target};
+	FILE	   *file = AllocateFile(STALE_FILE, PG_BINARY_R);
+
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not open \"%s\": %m", STALE_FILE)));
+		return;
+	}
+	if (fgets(target, sizeof(target), file) == NULL && ferror(file))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read \"%s\": %m", STALE_FILE)));
+	FreeFile(file);
+	XLogFlush(append_item(build_item(buf, ITEM_STALE, 0, 0, &marker, "recovery stopped at a target")));
+	durable_unlink(STALE_FILE, ERROR);
+}
+
+void
+ledger_store_accept(void)
+{
+	char		buf[ITEM_MAX];
+	StoreCharge accept = {.at = GetCurrentTimestamp(),.role = GetUserId(),.statement = ""};
+	XLogRecPtr	recptr = InvalidXLogRecPtr;
+
+	refuse_in_recovery();
+	lock_store(LW_EXCLUSIVE);
+	refuse_if_damaged();
+	if (store->stale)
+		recptr = append_item(build_item(buf, ITEM_ACCEPTED, 0, 0, &accept, "accept_ledger_store"));
+	LWLockRelease(store->lock);
+	if (recptr != InvalidXLogRecPtr)
+		make_durable(recptr);
+}
+
 void
 ledger_store_register_rmgr(void)
 {
@@ -761,6 +903,14 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
+	if (store->stale)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the ledger store may be missing charges: releases are refused"),
+				 errdetail("Recovery stopped at its target (%s); charges made after it, whose values "
+						   "were shown, are not in this store.", store->stale_target),
+				 errhint("Import the ledgers' latest export with contcount.import_ledgers(), then "
+						 "accept the store with contcount.accept_ledger_store().")));
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
 	if (sum == NULL)
 		ereport(ERROR,
@@ -1039,7 +1189,8 @@ static void
 store_desc(StringInfo buf, XLogReaderState *record)
 {
 	const StoreItem *item = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
-	static const char *const kinds[] = {"?", "create", "charge", "refund", "legacy begin", "legacy end"};
+	static const char *const kinds[] = {"?", "create", "charge", "refund", "legacy begin", "legacy end",
+	"recovery stopped at a target", "accepted"};
 
 	appendStringInfo(buf, "%s ledger " INT64_FORMAT " units " UINT64_FORMAT " role %u: %s",
 					 item->kind < lengthof(kinds) ? kinds[item->kind] : "?",

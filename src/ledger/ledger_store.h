@@ -52,6 +52,12 @@ extern int64 ledger_store_charge(int64 ledger, const char *name, uint64 budget_u
  */
 extern void ledger_store_refund(StoreCharge *refund);
 
+/*
+ * Accept the store after recovery stopped at a target (charges made after
+ * it may be missing): releases are refused until a superuser does.
+ */
+extern void ledger_store_accept(void);
+
 /* Epsilon spent so far; false if the store has no such ledger. */
 extern bool ledger_store_spent(int64 ledger, uint64 *spent_units);
 

@@ -220,8 +220,31 @@ for my $target ([ 'name', "recovery_target_name = 'after_charges'" ],
 		"PITR to the $kind target: exactly the charges up to it");
 	is(spent($node, 'pitr'), '0.875', "PITR to the $kind target: the ledger made from WAL, 3 charges");
 	is(spent($node, 'after_target'), '', "PITR to the $kind target: no ledger created after it");
-	released_ok($node, '0.125', 'pitr', "PITR to the $kind target: releases go on");
-	is(spent($node, 'pitr'), '1', "PITR to the $kind target: charged from there");
+
+	# The WAL after the target held charges whose values were shown: a store
+	# stopped at a target cannot be proven current, so it fails closed,
+	# across a restart, until what was spent since is imported and a
+	# superuser accepts it.
+	ok($node->log_contains('recovery stopped at a target'), "PITR to the $kind target: logged");
+	refused($node, '0.125', 'pitr', '55000', "PITR to the $kind target: releases refused (55000)");
+	$node->restart;
+	refused($node, '0.125', 'pitr', '55000', "PITR to the $kind target: still refused after a restart");
+	my $export = $primary->safe_psql('postgres', 'SELECT contcount.export_ledgers()');
+	my $actions = $node->safe_psql('postgres',
+		"SELECT string_agg(ledger || ' ' || action, ', ' ORDER BY ledger) "
+		  . "FROM contcount.import_ledgers(\$x\$$export\$x\$::jsonb) "
+		  . "WHERE ledger IN ('pitr', 'after_target')");
+	is($actions, 'after_target created, pitr raised',
+		"PITR to the $kind target: the primary's latest export raises and creates what was spent since");
+	is(query($node, $ledgers_sql), query($primary, $ledgers_sql),
+		"PITR to the $kind target: after the import, every ledger as spent on the primary");
+	refused($node, '0.125', 'pitr', '55000', "PITR to the $kind target: refused until accepted");
+	$node->safe_psql('postgres', 'SELECT contcount.accept_ledger_store()');
+	released_ok($node, '0.125', 'pitr', "PITR to the $kind target: accepted, releases go on");
+	is(spent($node, 'pitr'), spent($primary, 'pitr') + 0.125,
+		"PITR to the $kind target: charged from the imported spending");
+	$node->restart;
+	released_ok($node, '0.125', 'pitr', "PITR to the $kind target: accepted for good");
 	$node->stop;
 }
 

@@ -225,19 +225,17 @@ is(ledgers($old), "marketing|1|0.5|0.5\nresearch|2|1.25|0.75", 'old cluster befo
 $old->stop;
 my $upgraded = new_node('upgraded');
 my $bindir = $old->config_data('--bindir');
-# pg_upgrade writes its files into the working directory.  The new
-# cluster's step worker is kept out of the database "postgres": it connects
-# to contcount.database even in binary-upgrade mode (postgres -b), and its
-# session makes pg_restore's DROP DATABASE "postgres" fail ("being accessed
-# by other users"), which fails pg_upgrade.
+# pg_upgrade writes its files into the working directory.  No step worker
+# runs in binary-upgrade mode (postgres -b): its session in
+# contcount.database ("postgres") would make pg_restore's DROP DATABASE
+# "postgres" fail, and pg_upgrade with it.
 chdir $PostgreSQL::Test::Utils::tmp_check;
 command_ok(
 	[
 		'pg_upgrade', '--no-sync',
 		'-d', $old->data_dir, '-D', $upgraded->data_dir,
 		'-b', $bindir, '-B', $bindir,
-		'-s', $upgraded->host, '-p', $old->port, '-P', $upgraded->port,
-		'-O', '-c contcount.database=no_step_worker_during_pg_upgrade'
+		'-s', $upgraded->host, '-p', $old->port, '-P', $upgraded->port
 	],
 	'pg_upgrade');
 $upgraded->start;
