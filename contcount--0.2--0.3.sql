@@ -70,10 +70,18 @@ SELECT pg_catalog.jsonb_build_object(
     'format', 'contcount ledgers',
     'version', 1,
     'exported_at', pg_catalog.now(),
+    'system_identifier', (SELECT s.system_identifier::pg_catalog.text
+                          FROM pg_catalog.pg_control_system() s),
     'ledgers', COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
         'id', l.id, 'name', l.name, 'budget', l.budget,
         'created_at', l.created_at, 'created_by', r.rolname, 'dropped_at', l.dropped_at,
         'spent_units', contcount.store_spent(l.id),
+        'grants', COALESCE((
+            SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                       'role', gr.rolname, 'admin', g.admin) ORDER BY gr.rolname)
+            FROM contcount.ledger_grant g
+            JOIN pg_catalog.pg_roles gr ON gr.oid OPERATOR(pg_catalog.=) g.role_id
+            WHERE g.ledger_id OPERATOR(pg_catalog.=) l.id), '[]'::pg_catalog.jsonb),
         'charges', COALESCE(a.charges, '[]'::pg_catalog.jsonb))
         ORDER BY l.created_at, l.id), '[]'::pg_catalog.jsonb))
 FROM contcount.ledger l
@@ -87,29 +95,67 @@ REVOKE ALL ON FUNCTION contcount.export_ledgers() FROM PUBLIC;
 -- not), and its spending: a ledger the store does not know is created with
 -- the export's audit; one it knows is raised to what the export spent if
 -- that is more.  Nothing is ever lowered, so importing twice, or an older
--- export, changes nothing.  A live ledger of the same name under another id
--- is a unique violation (23505).
+-- export, changes nothing.  Roles go by name: rows the import creates get
+-- the export's creator and grants; an export from another cluster (where
+-- the role oids a restored dump brought mean nothing) also replaces the
+-- creator and grants of rows that were there.  A live ledger of the same
+-- name under another id is a unique violation (23505).
 CREATE FUNCTION contcount.import_ledgers(export jsonb)
 RETURNS TABLE (ledger text, spent numeric, action text)
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-WITH inserted AS (
-    INSERT INTO contcount.ledger (id, name, budget, created_at, created_by, dropped_at)
-    SELECT pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
-           e OPERATOR(pg_catalog.->>) 'name',
-           pg_catalog.numeric(e OPERATOR(pg_catalog.->>) 'budget'),
-           pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'created_at'),
-           COALESCE(pg_catalog.to_regrole(e OPERATOR(pg_catalog.->>) 'created_by'),
-                    pg_catalog.to_regrole(CURRENT_USER)),
-           pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'dropped_at')
+-- an export from another cluster: forget the restored rows' role oids
+WITH foreign_export AS (
+    SELECT e
     FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
     WHERE contcount.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
                                        export OPERATOR(pg_catalog.->>) 'version')
+      AND (export OPERATOR(pg_catalog.->>) 'system_identifier') IS DISTINCT FROM
+          (SELECT s.system_identifier::pg_catalog.text FROM pg_catalog.pg_control_system() s)),
+revoked AS (
+    DELETE FROM contcount.ledger_grant g
+    USING foreign_export f
+    WHERE g.ledger_id OPERATOR(pg_catalog.=) pg_catalog.int8(f.e OPERATOR(pg_catalog.->>) 'id'))
+UPDATE contcount.ledger l
+SET created_by = r.oid
+FROM foreign_export f, pg_catalog.pg_roles r
+WHERE l.id OPERATOR(pg_catalog.=) pg_catalog.int8(f.e OPERATOR(pg_catalog.->>) 'id')
+  AND r.rolname OPERATOR(pg_catalog.=) (f.e OPERATOR(pg_catalog.->>) 'created_by');
+
+WITH ledgers AS (
+    SELECT e, pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id') AS id
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e),
+importer AS (
+    SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER),
+inserted AS (
+    INSERT INTO contcount.ledger (id, name, budget, created_at, created_by, dropped_at)
+    SELECT l.id,
+           l.e OPERATOR(pg_catalog.->>) 'name',
+           pg_catalog.numeric(l.e OPERATOR(pg_catalog.->>) 'budget'),
+           pg_catalog.timestamptz(l.e OPERATOR(pg_catalog.->>) 'created_at'),
+           COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                     WHERE r.rolname OPERATOR(pg_catalog.=) (l.e OPERATOR(pg_catalog.->>) 'created_by')),
+                    (SELECT i.oid FROM importer i)),
+           pg_catalog.timestamptz(l.e OPERATOR(pg_catalog.->>) 'dropped_at')
+    FROM ledgers l
+    WHERE contcount.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version')
     ON CONFLICT (id) DO NOTHING
-    RETURNING id, budget)
-INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget)
-SELECT pg_catalog.to_regrole(CURRENT_USER), i.id, 'import', NULL, i.budget FROM inserted i;
+    RETURNING id, budget),
+changes AS (
+    INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget)
+    SELECT (SELECT i.oid FROM importer i), n.id, 'import', NULL, n.budget FROM inserted n)
+INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin)
+SELECT l.id, r.oid, pg_catalog.bool(g OPERATOR(pg_catalog.->) 'admin')
+FROM ledgers l,
+     pg_catalog.jsonb_array_elements(l.e OPERATOR(pg_catalog.->) 'grants') g,
+     pg_catalog.pg_roles r
+WHERE r.rolname OPERATOR(pg_catalog.=) (g OPERATOR(pg_catalog.->>) 'role')
+  AND (l.id IN (SELECT n.id FROM inserted n)
+       OR (export OPERATOR(pg_catalog.->>) 'system_identifier') IS DISTINCT FROM
+          (SELECT s.system_identifier::pg_catalog.text FROM pg_catalog.pg_control_system() s))
+ON CONFLICT (ledger_id, role_id) DO NOTHING;
 
 SELECT s.name, pg_catalog.trim_scale(pg_catalog.numeric(contcount.store_spent(s.id))
                                      OPERATOR(pg_catalog./) 1000000000), s.action
@@ -122,14 +168,16 @@ FROM (
                     pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
                     e OPERATOR(pg_catalog.->>) 'name',
                     pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'created_at'),
-                    COALESCE(pg_catalog.to_regrole(e OPERATOR(pg_catalog.->>) 'created_by'),
-                             pg_catalog.to_regrole(CURRENT_USER)),
+                    COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                              WHERE r.rolname OPERATOR(pg_catalog.=) (e OPERATOR(pg_catalog.->>) 'created_by')),
+                             0::pg_catalog.oid),
                     pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'spent_units'),
                     ARRAY(SELECT pg_catalog.timestamptz(c OPERATOR(pg_catalog.->>) 'at')
                           FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
                                WITH ORDINALITY x(c, n) ORDER BY n),
-                    ARRAY(SELECT COALESCE(pg_catalog.to_regrole(c OPERATOR(pg_catalog.->>) 'role')::pg_catalog.oid,
-                                   0::pg_catalog.oid)
+                    ARRAY(SELECT COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                                           WHERE r.rolname OPERATOR(pg_catalog.=) (c OPERATOR(pg_catalog.->>) 'role')),
+                                          0::pg_catalog.oid)
                           FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
                                WITH ORDINALITY x(c, n) ORDER BY n),
                     ARRAY(SELECT pg_catalog.int8(c OPERATOR(pg_catalog.->>) 'epsilon_units')

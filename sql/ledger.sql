@@ -20,6 +20,7 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.create_ledger('x', 'Infinity')$$),
     ($$SELECT contcount.create_ledger('x', 0.0000000001)$$),
     ($$SELECT contcount.create_ledger('x', 10000000000)$$),
+    ($$SELECT contcount.create_ledger(repeat('x', 1024), 1)$$),
     ($$SELECT contcount.alter_ledger('nope', 1)$$),
     ($$SELECT contcount.drop_ledger('nope')$$)
 ) AS cases(s);
@@ -173,6 +174,42 @@ BEGIN;
 SELECT contcount.create_ledger('ephemeral', 1);
 ROLLBACK;
 SELECT count(*) FROM contcount.ledgers WHERE name = 'ephemeral';
+
+-- Export and import (for pg_dump and pg_upgrade): superusers only.  Here
+-- every ledger is known to the store: its own export changes nothing, nor
+-- does one that spent less (nothing is lowered).  A document that is not
+-- an export is refused.
+SELECT pg_catalog.jsonb_typeof(contcount.export_ledgers() -> 'ledgers') AS ledgers,
+       pg_catalog.jsonb_array_length(contcount.export_ledgers() -> 'ledgers') =
+       (SELECT count(*) FROM contcount.ledger) AS every_ledger;
+CREATE TEMP TABLE before_import AS SELECT name, spent FROM contcount.ledgers;
+SELECT ledger, spent, action FROM contcount.import_ledgers(contcount.export_ledgers())
+WHERE ledger IN ('clinic', 'marketing') ORDER BY ledger;
+SELECT ledger, spent, action FROM contcount.import_ledgers(
+    jsonb_set(contcount.export_ledgers(), '{ledgers}',
+              (SELECT jsonb_agg(jsonb_set(e, '{spent_units}', '0'))
+               FROM jsonb_array_elements(contcount.export_ledgers() -> 'ledgers') e)))
+WHERE ledger IN ('clinic', 'marketing') ORDER BY ledger;
+SELECT count(*) AS changed FROM (SELECT name, spent FROM contcount.ledgers
+                                 EXCEPT SELECT * FROM before_import) c;
+SELECT contcount.accept_ledger_store();
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.import_ledgers('{"format": "something else", "version": 1}')$$),
+    ($$SELECT contcount.import_ledgers('{"format": "contcount ledgers", "version": 2}')$$),
+    ($$SELECT contcount.import_ledgers('[]')$$),
+    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[true], ARRAY['f'], ARRAY['s'])$$),
+    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[]::oid[], ARRAY[]::bigint[], ARRAY[]::boolean[], ARRAY[]::text[], ARRAY[]::text[])$$),
+    ($$SELECT contcount.store_import(1, repeat('x', 1024), now(), 10, 0, '{}', '{}', '{}', '{}', '{}', '{}')$$)
+) AS cases(s);
+\c - regress_lead
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.export_ledgers()$$),
+    ($$SELECT contcount.import_ledgers('{}')$$),
+    ($$SELECT contcount.accept_ledger_store()$$),
+    ($$SELECT contcount.store_spent(1)$$),
+    ($$SELECT * FROM contcount.store_charges()$$)
+) AS cases(s);
+\c - postgres
 
 DROP OWNED BY regress_analyst, regress_lead;
 DROP ROLE regress_analyst, regress_lead;

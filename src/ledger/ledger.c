@@ -292,6 +292,11 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ledger name must not be empty")));
+	/* the store keeps it whole, to find it again after a dropped extension */
+	if (strlen(name) > LEDGER_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
 	owner_begin(&scope);
 	taken_back = ledger_to_take_back(name);
 	id = taken_back != 0 ? taken_back : new_ledger_id();

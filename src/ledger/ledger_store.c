@@ -123,6 +123,8 @@
 #define STORE_VERSION 1
 #define MAX_FUNCTION 63
 #define MAX_STATEMENT 1023
+/* a creation keeps the ledger's name as its statement: whole */
+StaticAssertDecl(LEDGER_NAME_MAX <= MAX_STATEMENT, "a ledger name must fit an item");
 
 typedef enum ItemKind
 {
@@ -1022,6 +1024,10 @@ ledger_store_import(int64 ledger, const char *name, TimestampTz created_at, Oid 
 	XLogRecPtr	last = InvalidXLogRecPtr;
 	uint64		running = 0;
 
+	if (strlen(name) > LEDGER_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
 	/* the audit must add up as the store would: no refund beyond its charges */
 	for (int i = 0; i < ncharges; i++)
 	{

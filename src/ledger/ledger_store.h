@@ -26,6 +26,9 @@ typedef struct StoreCharge
 	const char *statement;
 } StoreCharge;
 
+/* The longest ledger name, in bytes: the store keeps it whole. */
+#define LEDGER_NAME_MAX 1023
+
 /* The WAL resource manager, registered while preloading. */
 extern void ledger_store_register_rmgr(void);
 

@@ -151,9 +151,9 @@ my $export2 = export($old);
 
 my $new = new_node('restored');
 $new->start;
-# The roles have other OIDs than in the old cluster.  (contcount.ledger_grant
-# keeps a raw role OID, which pg_restore does not map: the analyst's grant
-# does not come along, so the restored cluster releases as a superuser.)
+# The roles have other OIDs than in the old cluster.  contcount.ledger_grant
+# keeps a raw role OID, which pg_restore does not map; the import, seeing an
+# export of another cluster, gives the grants back by role name.
 $new->safe_psql('postgres', 'CREATE ROLE analyst;');
 $new->command_ok([ 'pg_restore', '--exit-on-error', '-d', $new->connstr('postgres'), $dump ],
 	'pg_restore into a new cluster');
@@ -167,6 +167,11 @@ is(import_ledgers($new, $export1), "marketing|0.5|created\nresearch|0.75|created
 	'import_ledgers() of the old cluster\'s export: every ledger created in the store');
 is(query($new, $ledgers_sql), $ledgers1, 'imported: the same ledgers, budgets and spent as the old cluster');
 is(query($new, $charges_sql), $charges1, 'imported: the same audit (time, role, ledger, epsilon, function, statement)');
+is( query($new,
+		'SELECT l.name, g.role_id::regrole, g.admin FROM contcount.ledger_grant g '
+		  . 'JOIN contcount.ledger l ON l.id = g.ledger_id ORDER BY 1, 2'),
+	'research|analyst|f',
+	'imported: the grant is the analyst\'s again, by name, not the raw oid the dump kept');
 
 # importing the same export again, or an older one, changes nothing
 my $audit1 = query($new, $audit_sql);
@@ -196,7 +201,8 @@ my ($ret, $err) = release($new, '0.0625', 'marketing');
 like($err, qr/ERROR:  ZB001: privacy budget of ledger "marketing" would be overspent/,
 	'imported: marketing refuses beyond its budget (ZB001)');
 like($err, qr/Requested epsilon 0.0625, remaining epsilon 0\b/, 'with nothing remaining');
-released_ok($new, '0.75', 'research', 'imported: research releases its remaining 0.75 ...');
+released_ok($new, '0.75', 'research', 'imported: the analyst releases research\'s remaining 0.75 ...',
+	role => 'analyst');
 ($ret, $err) = release($new, '0.001', 'research');
 like($err, qr/ERROR:  ZB001: privacy budget of ledger "research" would be overspent/, '... and no more');
 is(ledgers($new), "marketing|1|1|0\nresearch|2|2|0", 'imported: both ledgers spent exactly their budget');
