@@ -31,6 +31,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "utils/inval.h"
 #include "utils/syscache.h"
 
 #include "releases/call_site.h"
@@ -61,13 +62,40 @@ call_site_require_constant(Expr *expr, const char *function)
 				 errhint("Give constants or query parameters: the epsilon charged must be the one that calibrated every value.")));
 }
 
+/*
+ * The aggregates found to be the extension's, so that a query does not scan
+ * pg_depend and pg_extension each time.  Forgotten at any change of pg_proc:
+ * an aggregate's oid is only taken again after it is dropped.
+ */
+#define OWN_AGGREGATES 8
+static Oid	own_aggregates[OWN_AGGREGATES];
+static int	n_own_aggregates = 0;
+static bool own_aggregates_watched = false;
+
+static void
+forget_own_aggregates(Datum arg pg_attribute_unused(), int cacheid pg_attribute_unused(),
+					  uint32 hashvalue pg_attribute_unused())
+{
+	n_own_aggregates = 0;
+}
+
 static void
 require_own_aggregate(Oid aggfnoid, const char *function)
 {
+	for (int i = 0; i < n_own_aggregates; i++)
+		if (own_aggregates[i] == aggfnoid)
+			return;
 	if (getExtensionOfObject(ProcedureRelationId, aggfnoid) != get_extension_oid("contcount", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("%s support functions run only inside contcount's own aggregates", function)));
+	if (!own_aggregates_watched)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, forget_own_aggregates, (Datum) 0);
+		own_aggregates_watched = true;
+	}
+	if (n_own_aggregates < OWN_AGGREGATES)
+		own_aggregates[n_own_aggregates++] = aggfnoid;
 }
 
 /* Does the aggregate aggfnoid use the support function fn_oid? */
