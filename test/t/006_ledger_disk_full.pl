@@ -46,10 +46,12 @@ sub spent_is
 		"t|$n|t", "$what: spent is exactly $n x $epsilon, and the audit lists $n charges");
 }
 
-# The file size limit each backend of the node runs under, from /proc.
+# The file size limit the server runs under, from /proc: the postmaster's,
+# which every backend inherits (a backend's own would be gone once its
+# session ends).
 sub backend_file_limit
 {
-	my $pid = $node->safe_psql('postgres', 'SELECT pg_backend_pid()');
+	my ($pid) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
 	my ($line) = grep { /^Max file size/ } split /\n/, slurp_file("/proc/$pid/limits");
 	return (split /\s+/, $line)[3];
 }
