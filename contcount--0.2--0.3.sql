@@ -14,6 +14,21 @@
 -- created extension.
 -- ---------------------------------------------------------------------
 
+-- A statement trigger counts every committed change of the ledgers, so that
+-- a backend may keep the committed row of the ledger contcount.ledger
+-- chooses between charges while nothing changed it: charges then read no
+-- table.  ENABLE ALWAYS: a session_replication_role of replica (pg_restore
+-- --disable-triggers, logical replication) counts too.
+CREATE FUNCTION contcount.ledger_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'contcount_ledger_changed'
+LANGUAGE C;
+REVOKE ALL ON FUNCTION contcount.ledger_changed() FROM PUBLIC;
+CREATE TRIGGER ledger_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON contcount.ledger
+    FOR EACH STATEMENT EXECUTE FUNCTION contcount.ledger_changed();
+ALTER TABLE contcount.ledger ENABLE ALWAYS TRIGGER ledger_changed;
+
 -- What a ledger spent lives in the store, in this cluster's WAL and a file
 -- under global/, not in a table: pg_dump and pg_upgrade carry the ledgers'
 -- rows but not their spending, and a restored or upgraded ledger is refused

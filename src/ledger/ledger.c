@@ -30,6 +30,7 @@
 #include "catalog/namespace.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/executor.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -81,6 +82,113 @@ lookup_ledger(const char *name, LedgerRow *row, bool committed_only)
 	row->budget_units = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 													SPI_tuptable->tupdesc, 2, &isnull));
 	return true;
+}
+
+/*
+ * The committed row of the ledger contcount.ledger names, kept between
+ * charges while no commit has changed contcount.ledger since it was read
+ * (ledger_store_generation; a commit counts once it is visible, so a charge
+ * that races it is ordered before it), and while the table is the same one
+ * (a dropped and created extension has a new table).  Only where the
+ * statement trigger that counts changes exists: a database not yet updated
+ * to 0.3 reads every time.
+ */
+static struct
+{
+	bool		valid;
+	char	   *name;
+	Oid			table;
+	uint64		generation;
+	LedgerRow	row;
+}			kept;
+
+/* Has this transaction changed contcount.ledger?  Counted at commit. */
+static bool ledgers_changed = false;
+
+static Oid
+ledger_table(void)
+{
+	Oid			schema = get_namespace_oid("contcount", true);
+
+	return OidIsValid(schema) ? get_relname_relid("ledger", schema) : InvalidOid;
+}
+
+static bool
+kept_row(const char *name, LedgerRow *row)
+{
+	if (!kept.valid || strcmp(kept.name, name) != 0 ||
+		kept.generation != ledger_store_generation() || kept.table != ledger_table())
+		return false;
+	*row = kept.row;
+	return true;
+}
+
+/* Keep row, read as committed after generation was taken.  Owner scope. */
+static void
+keep_row(const char *name, const LedgerRow *row, uint64 generation)
+{
+	Oid			table = ledger_table();
+
+	kept.valid = false;
+	if (generation == 0 || !OidIsValid(get_trigger_oid(table, "ledger_changed", true)))
+		return;
+	if (kept.name == NULL || strcmp(kept.name, name) != 0)
+	{
+		if (kept.name != NULL)
+			pfree(kept.name);
+		kept.name = MemoryContextStrdup(TopMemoryContext, name);
+	}
+	kept.table = table;
+	kept.generation = generation;
+	kept.row = *row;
+	kept.valid = true;
+}
+
+static void
+count_ledger_changes(XactEvent event, void *arg pg_attribute_unused())
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			if (ledgers_changed)
+				ledger_store_catalog_changed();
+			ledgers_changed = false;
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (ledgers_changed)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that changed contcount's ledgers")));
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			ledgers_changed = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * The statement trigger on contcount.ledger (ENABLE ALWAYS, so replication
+ * roles count too): the commit will say that the ledgers changed.
+ */
+PG_FUNCTION_INFO_V1(contcount_ledger_changed);
+Datum
+contcount_ledger_changed(PG_FUNCTION_ARGS)
+{
+	static bool counting = false;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "contcount_ledger_changed: not called as a trigger");
+	if (!counting)
+	{
+		RegisterXactCallback(count_ledger_changes, NULL);
+		counting = true;
+	}
+	ledgers_changed = true;
+	return PointerGetDatum(NULL);
 }
 
 static LedgerRow
@@ -625,6 +733,7 @@ charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
 	LedgerRow	row;
 	bool		allowed;
 	StoreCharge charge;
+	uint64		generation;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -638,11 +747,32 @@ charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
 				 errhint("A superuser selects the ledger a role spends with ALTER ROLE ... SET contcount.ledger = 'name'.")));
 
 	/*
+	 * The ledger contcount.ledger chooses, with no change of the caller's
+	 * own to consider: its committed row, if nothing changed it since.
+	 */
+	if (chosen_by_setting && !TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
+		kept_row(name, &row))
+	{
+		memset(&charge, 0, sizeof(charge));
+		charge.at = GetCurrentTimestamp();
+		charge.role = GetUserId();
+		charge.ledger = row.id;
+		charge.epsilon_units = epsilon_units;
+		charge.function = function;
+		charge.statement = debug_query_string;
+		*ledger_id = row.id;
+		return ledger_store_charge(row.id, name, row.budget_units, &charge, max_releases);
+	}
+
+	/*
 	 * What is committed now, not the caller's snapshot; a change of the
 	 * caller's own open transaction binds only where it restricts.
 	 */
+	generation = ledger_store_generation();
 	owner_begin(&scope);
 	row = require_ledger(name, true);
+	if (chosen_by_setting)
+		keep_row(name, &row, generation);
 	allowed = chosen_by_setting || granted(row.id, scope.caller, false, true);
 	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
 	{

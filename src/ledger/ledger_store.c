@@ -188,6 +188,7 @@ typedef struct StoreShared
 	int64		legacy_next;
 	bool		damaged;
 	char		damage[256];	/* what was found */
+	pg_atomic_uint64 catalog_generation;	/* see ledger_store_generation */
 	bool		stale;			/* recovery stopped at a target since the
 								 * store was last accepted */
 	char		stale_target[128];	/* which */
@@ -622,6 +623,14 @@ make_durable(XLogRecPtr recptr)
 	bool		confirmed;
 
 	XLogFlush(recptr);
+
+	/*
+	 * Flushed: a transaction without an xid need not ask the WAL writer to
+	 * flush it again at its end.  (One with an xid keeps XactLastRecEnd: its
+	 * commit record must be flushed as it would be.)
+	 */
+	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()) && XactLastRecEnd <= recptr)
+		XactLastRecEnd = InvalidXLogRecPtr;
 	if (max_wal_senders == 0 || !sync_standbys_defined())
 		return;
 	/* as at commit: the wait itself watches for cancel and terminate */
@@ -821,6 +830,19 @@ ledger_store_accept(void)
 		make_durable(recptr);
 }
 
+uint64
+ledger_store_generation(void)
+{
+	return store == NULL ? 0 : pg_atomic_read_u64(&store->catalog_generation);
+}
+
+void
+ledger_store_catalog_changed(void)
+{
+	if (store != NULL)
+		pg_atomic_fetch_add_u64(&store->catalog_generation, 1);
+}
+
 void
 ledger_store_register_rmgr(void)
 {
@@ -850,6 +872,7 @@ ledger_store_shmem_startup(void)
 	if (!found)
 	{
 		memset(store, 0, sizeof(*store));
+		pg_atomic_init_u64(&store->catalog_generation, 1);
 		store->lock = &(GetNamedLWLockTranche("contcount_ledger"))->lock;
 		store->last_block = InvalidBlockNumber;
 	}

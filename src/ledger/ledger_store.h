@@ -61,6 +61,15 @@ extern void ledger_store_refund(StoreCharge *refund);
  */
 extern void ledger_store_accept(void);
 
+/*
+ * A number that changes after every commit that changed contcount.ledger in
+ * any database (its statement trigger counts the change at commit), so that
+ * a backend may keep a ledger's committed row while it stays the same; 0
+ * without shared memory (then nothing may be kept).
+ */
+extern uint64 ledger_store_generation(void);
+extern void ledger_store_catalog_changed(void);
+
 /* Epsilon spent so far; false if the store has no such ledger. */
 extern bool ledger_store_spent(int64 ledger, uint64 *spent_units);
 
