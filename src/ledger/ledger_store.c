@@ -1022,19 +1022,27 @@ audit_one(const StoreItem *item, void *arg)
 	return true;
 }
 
-void
-ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg)
+/* Every item of a store that is not damaged, without the store lock. */
+static void
+scan_store(bool (*fn) (const StoreItem *item, void *arg), void *arg)
 {
-	AuditScan	scan = {fn, arg};
 	char		what[128];
 
 	lock_store(LW_SHARED);
 	refuse_if_damaged();
 	LWLockRelease(store->lock);
-	if (scan_items(audit_one, &scan, what, sizeof(what)) == SCAN_DAMAGED)
+	if (scan_items(fn, arg, what, sizeof(what)) == SCAN_DAMAGED)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("could not read the ledger store: %s", what)));
+}
+
+void
+ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg)
+{
+	AuditScan	scan = {fn, arg};
+
+	scan_store(audit_one, &scan);
 }
 
 const char *
@@ -1136,15 +1144,8 @@ ledger_store_find_created(Oid database, const char *name,
 						  bool (*known) (int64 ledger, void *arg), void *arg)
 {
 	FindCreated find = {database, name, known, arg, 0};
-	char		what[128];
 
-	lock_store(LW_SHARED);
-	refuse_if_damaged();
-	LWLockRelease(store->lock);
-	if (scan_items(find_created_one, &find, what, sizeof(what)) == SCAN_DAMAGED)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("could not read the ledger store: %s", what)));
+	scan_store(find_created_one, &find);
 	return find.found;
 }
 

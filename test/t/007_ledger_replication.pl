@@ -80,6 +80,26 @@ sub refused
 	return;
 }
 
+# Send a release of 0.5 from 'sync' to the background session $s (backend
+# $pid of $node), marked by a comment, and whether it is waiting for the
+# synchronous standby (wait event SyncRep) before it returns.
+sub release_waits
+{
+	my ($node, $s, $pid, $comment) = @_;
+	$s->{stdin} .= "SELECT contcount.noisy_count(0.5, 'sync') FROM events /* $comment */;\n"
+	  . "\\echo 'release done'\n\\warn 'release done'\n";
+	for (1 .. 100)
+	{
+		$s->{run}->pump_nb;
+		return 0 if $s->{stdout} =~ /release done/;
+		return 1
+		  if $node->safe_psql('postgres',
+			"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $pid") eq 't';
+		usleep(100_000);
+	}
+	return 0;
+}
+
 # Both nodes show the same ledgers and the same charges.
 sub same_views
 {
@@ -341,19 +361,7 @@ $sync->stop;
 	my $s = $primary->background_psql('postgres', on_error_stop => 0, @analyst);
 	$s->query_safe("\\set VERBOSITY verbose\n$local");
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
-	$s->{stdin} .= "SELECT contcount.noisy_count(0.5, 'sync') FROM events /* cancelled */;\n"
-	  . "\\echo 'release done'\n\\warn 'release done'\n";
-	$s->{run}->pump_nb;
-	my $waiting = 0;
-	for (1 .. 100)
-	{
-		$s->{run}->pump_nb;
-		last if $s->{stdout} =~ /release done/;
-		$waiting = $primary->safe_psql('postgres',
-			"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $pid") eq 't';
-		last if $waiting;
-		usleep(100_000);
-	}
+	my $waiting = release_waits($primary, $s, $pid, 'cancelled');
 	ok($waiting, 'standby down: a release waits for the synchronous standby (wait event SyncRep)');
 	$primary->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 	my $deadline = time + 60;
@@ -385,19 +393,7 @@ is(spent($sync, 'sync'), '1', 'standby back: it has the charges made while it wa
 	$s->query_safe("\\set VERBOSITY verbose\n$local");
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
 	kill 'STOP', $walreceiver or die "cannot stop the WAL receiver $walreceiver";
-	$s->{stdin} .= "SELECT contcount.noisy_count(0.5, 'sync') FROM events /* before kill -9 */;\n"
-	  . "\\echo 'release done'\n\\warn 'release done'\n";
-	$s->{run}->pump_nb;
-	my $waiting = 0;
-	for (1 .. 100)
-	{
-		$s->{run}->pump_nb;
-		last if $s->{stdout} =~ /release done/;
-		$waiting = $primary->safe_psql('postgres',
-			"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $pid") eq 't';
-		last if $waiting;
-		usleep(100_000);
-	}
+	my $waiting = release_waits($primary, $s, $pid, 'before kill -9');
 	ok($waiting && $s->{stdout} eq '',
 		'frozen standby: the release waits, in a session with synchronous_commit = local')
 	  or diag("stdout: $s->{stdout}");
