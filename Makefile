@@ -2,7 +2,7 @@
 
 EXTENSION = contcount
 MODULE_big = contcount
-DATA = contcount--0.1.sql contcount--0.1--0.2.sql contcount--0.2--0.3.sql
+DATA = contcount--0.1.sql contcount--0.1--0.2.sql contcount--0.2--0.3.sql contcount--0.3--0.4.sql
 PGFILEDESC = "contcount - differentially private running counts"
 
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
@@ -15,10 +15,11 @@ GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shm
 		noisy_count.c) \
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c) \
 	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
-		statement_rows.c)
+		statement_rows.c) \
+	$(addprefix src/sources/,source.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts noisy_count ledger attack_releases counters attack_search_path statistics
+REGRESS = setup mechanism running_count running_counts noisy_count ledger sources attack_releases counters attack_search_path statistics
 ISOLATION = ledger_race ledger_fresh counters counter_race
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1

@@ -721,11 +721,12 @@ contcount_budget_change_rows(PG_FUNCTION_ARGS)
 /*
  * Charge for up to max_releases releases of epsilon_units each, at least one,
  * to the ledger named or contcount.ledger; return how many were paid for and
- * the ledger's id.  See ledger_charge.
+ * the ledger's id.  See ledger_charge.  by_source: the grant of a protected
+ * source lets the caller spend this ledger, the source's own.
  */
 static int64
 charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
-				int64 max_releases, int64 *ledger_id)
+				int64 max_releases, int64 *ledger_id, bool by_source)
 {
 	const char *name = ledger ? ledger : contcount_ledger;
 	bool		chosen_by_setting = contcount_ledger && name && strcmp(name, contcount_ledger) == 0;
@@ -773,7 +774,7 @@ charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
 	row = require_ledger(name, true);
 	if (chosen_by_setting)
 		keep_row(name, &row, generation);
-	allowed = chosen_by_setting || granted(row.id, scope.caller, false, true);
+	allowed = chosen_by_setting || by_source || granted(row.id, scope.caller, false, true);
 	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
 	{
 		LedgerRow	own;
@@ -783,7 +784,8 @@ charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("ledger \"%s\" does not exist", name)));
 		row.budget_units = Min(row.budget_units, own.budget_units);
-		allowed = allowed && (chosen_by_setting || granted(row.id, scope.caller, false, false));
+		allowed = allowed && (chosen_by_setting || by_source ||
+							  granted(row.id, scope.caller, false, false));
 	}
 	if (!allowed)
 		ereport(ERROR,
@@ -808,7 +810,21 @@ ledger_charge(const char *ledger, uint64 epsilon_units, const char *function)
 {
 	int64		ledger_id;
 
-	(void) charge_releases(ledger, epsilon_units, function, 1, &ledger_id);
+	(void) charge_releases(ledger, epsilon_units, function, 1, &ledger_id, false);
+}
+
+void
+ledger_charge_source(const char *ledger, const char *source_ledger, uint64 epsilon_units,
+					 const char *function)
+{
+	const char *team = ledger ? ledger : contcount_ledger;
+	int64		ledger_id;
+
+	/* the team's quota first: a team without one spends nothing of the data's */
+	(void) charge_releases(ledger, epsilon_units, function, 1, &ledger_id, false);
+	if (team != NULL && strcmp(team, source_ledger) == 0)
+		return;
+	(void) charge_releases(source_ledger, epsilon_units, function, 1, &ledger_id, true);
 }
 
 void
@@ -850,7 +866,7 @@ ledger_pay_release(ChargeSite *site, PlanState *node)
 	if (site->prepaid == 0)
 	{
 		int64		paid = charge_releases(site->ledger, site->epsilon_units, site->function,
-										   site->next_batch, &site->ledger_id);
+										   site->next_batch, &site->ledger_id, false);
 
 		site->next_batch = Min(2 * site->next_batch, SITE_MAX_BATCH);
 		if (paid > 1 && !site->settles)

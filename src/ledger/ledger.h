@@ -20,6 +20,15 @@
 extern void ledger_charge(const char *ledger, uint64 epsilon_units, const char *function);
 
 /*
+ * Charge a release from a protected source: first to the caller's ledger as
+ * ledger_charge does (a team's quota), then to the source's ledger (the
+ * budget of the data, which every team's releases from it add up in), which
+ * the source's grant lets the caller spend.  The same ledger is charged once.
+ */
+extern void ledger_charge_source(const char *ledger, const char *source_ledger,
+								 uint64 epsilon_units, const char *function);
+
+/*
  * The releases of one call site of an aggregate in one query.  Every group,
  * partition or rescan that releases a value is a release of its own and
  * pays for itself: SQL cannot tell contcount that groups are disjoint.  A

@@ -1,0 +1,114 @@
+-- Protected sources: an analyst without SELECT on a table publishes noisy
+-- counts from it, each person's contribution bounded, charged once to the
+-- team's ledger and once to the data's.
+
+CREATE TABLE test.enrolments (user_id int, country text, at timestamptz);
+-- users 1..40 sign up once or twice, in one country; user 41 makes 1000
+-- rows over 1000 countries (a person who would dominate an unbounded count)
+INSERT INTO test.enrolments
+SELECT u, (ARRAY['fr', 'de', 'us', 'it'])[1 + u % 4], '2026-01-01'::timestamptz + u * interval '1 hour'
+FROM generate_series(1, 40) u;
+INSERT INTO test.enrolments
+SELECT u, (ARRAY['fr', 'de', 'us', 'it'])[1 + u % 4], '2026-02-01'::timestamptz + u * interval '1 hour'
+FROM generate_series(1, 40, 3) u;
+INSERT INTO test.enrolments
+SELECT 41, CASE WHEN i <= 3 THEN (ARRAY['fr', 'de', 'us'])[i] ELSE 'c' || i END,
+       '2026-01-01'::timestamptz + i * interval '1 minute'
+FROM generate_series(1, 1000) i;
+INSERT INTO test.enrolments VALUES (NULL, 'fr', '2026-01-05');  -- no unit: not counted
+
+SELECT contcount.create_ledger('signups_data', 10);
+SELECT contcount.create_ledger('growth', 3);
+SELECT contcount.protect_table('signups', 'test.enrolments', 'user_id', 'at', 'signups_data',
+                               max_rows => 2, max_groups => 1);
+SELECT contcount.source_dimension('signups', 'country', ARRAY['fr', 'de', 'us', 'zz']);
+CREATE ROLE regress_src_analyst LOGIN;
+ALTER ROLE regress_src_analyst SET contcount.ledger = 'growth';
+GRANT USAGE ON SCHEMA test TO regress_src_analyst;
+GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_src_analyst;
+SELECT contcount.grant_source('signups', 'regress_src_analyst');
+
+-- Declaring is refused with a clear error for every bad input.
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.protect_table('signups', 'test.enrolments', 'user_id', 'at', 'signups_data')$$),
+    ($$SELECT contcount.protect_table('x', 'test.enrolments', 'nope', 'at', 'signups_data')$$),
+    ($$SELECT contcount.protect_table('x', 'test.enrolments', 'user_id', 'at', 'nope')$$),
+    ($$SELECT contcount.protect_table('x', 'test.enrolments', 'user_id', 'at', 'signups_data', 0)$$),
+    ($$SELECT contcount.protect_table('', 'test.enrolments', 'user_id', 'at', 'signups_data')$$),
+    ($$SELECT contcount.protect_table('x', NULL, 'user_id', 'at', 'signups_data')$$),
+    ($$SELECT contcount.source_dimension('signups', 'nope', ARRAY['a'])$$),
+    ($$SELECT contcount.source_dimension('signups', 'country', ARRAY['a', 'a'])$$),
+    ($$SELECT contcount.source_dimension('signups', 'country', ARRAY['a', NULL])$$),
+    ($$SELECT contcount.source_dimension('signups', 'country', ARRAY[]::text[])$$),
+    ($$SELECT contcount.source_dimension('nope', 'country', ARRAY['a'])$$),
+    ($$SELECT contcount.grant_source('nope', 'regress_src_analyst')$$)
+) AS cases(s);
+
+\c - regress_src_analyst
+-- The analyst cannot read the table, but releases from it: every declared
+-- key, in their order, zeros included ('zz'); 'it' and the 1000 countries
+-- of user 41 are not declared, so never appear.  Noise of scale
+-- max_rows / epsilon = 2.
+SELECT test.error_of('SELECT count(*) FROM test.enrolments');
+SELECT key, noisy_count IS NOT NULL AS released, round(stddev::numeric, 4) AS stddev
+FROM contcount.source_counts('signups', 1, 'country');
+-- charged once for all keys (the analyst sees the team's ledger; the
+-- data's is charged too, below)
+SELECT name, spent FROM contcount.ledgers ORDER BY name;
+-- without a dimension: one count of all bounded rows
+SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('signups', 0.5);
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT * FROM contcount.source_counts('nope', 1)$$),
+    ($$SELECT * FROM contcount.source_counts('signups', 1, 'country; DROP TABLE test.enrolments')$$),
+    ($$SELECT * FROM contcount.source_counts('signups', 1, 'at')$$),
+    ($$SELECT * FROM contcount.source_counts('signups', 0)$$),
+    ($$SELECT * FROM contcount.source_counts('signups', NULL)$$),
+    ($$SELECT * FROM contcount.source_counts('signups', 1, ledger => 'signups_data')$$),
+    ($$SELECT * FROM contcount.source_counts('signups', 2)$$),
+    ($$SELECT contcount.protect_table('mine', 'test.enrolments', 'user_id', 'at', 'growth')$$),
+    ($$SELECT contcount.grant_source('signups', 'regress_src_analyst')$$)
+) AS cases(s);
+-- nothing was charged by the refusals (the team's quota: 3 - 1.5 = 1.5 < 2)
+SELECT name, spent FROM contcount.ledgers ORDER BY name;
+
+\c - postgres
+-- both releases charged the data's ledger too
+SELECT name, spent FROM contcount.ledgers WHERE name IN ('growth', 'signups_data') ORDER BY name;
+SELECT role, ledger, epsilon, function FROM contcount.charges
+WHERE ledger IN ('growth', 'signups_data') ORDER BY at, ledger;
+-- The bounding, exactly: at epsilon 1000 the noise (scale 0.002) is zero
+-- but with probability below e^-499, so the counts are the bounded ones.  Each
+-- user keeps the group of its first row and at most 2 rows in it: user 41
+-- adds 1 to 'fr' (its first minute), not 1000 rows.
+SELECT contcount.create_ledger('exact', 2000);
+SELECT contcount.alter_ledger('signups_data', 2010);
+SET contcount.ledger = 'exact';
+SELECT key, noisy_count FROM contcount.source_counts('signups', 1000, 'country');
+SELECT country, count(*) FROM (
+    SELECT country, row_number() OVER (PARTITION BY user_id ORDER BY at) AS r,
+           first_value(country) OVER (PARTITION BY user_id ORDER BY at) AS first
+    FROM test.enrolments WHERE user_id IS NOT NULL AND country IN ('fr', 'de', 'us', 'zz')) s
+WHERE r <= 2 AND country = first GROUP BY country ORDER BY country;
+-- neighbours: without every row of user 41, each count moves by at most
+-- max_rows = 2 in all (here by 1, in 'fr')
+BEGIN;
+DELETE FROM test.enrolments WHERE user_id = 41;
+SELECT key, noisy_count FROM contcount.source_counts('signups', 1000, 'country');
+ROLLBACK;
+-- a team without a ledger spends nothing of the data's budget
+SET contcount.ledger = '';
+CREATE TEMP TABLE data_spent AS SELECT spent FROM contcount.ledgers WHERE name = 'signups_data';
+SELECT test.error_of($$SELECT * FROM contcount.source_counts('signups', 1)$$);
+SELECT l.spent = d.spent AS unchanged FROM contcount.ledgers l, data_spent d WHERE l.name = 'signups_data';
+
+-- Revoking the grant stops the analyst.
+SELECT contcount.revoke_source('signups', 'regress_src_analyst');
+\c - regress_src_analyst
+SELECT test.error_of($$SELECT * FROM contcount.source_counts('signups', 0.1)$$);
+\c - postgres
+DROP OWNED BY regress_src_analyst;
+DROP ROLE regress_src_analyst;
+-- A dropped table: its source refuses, before any charge.
+DROP TABLE test.enrolments;
+SELECT test.error_of($$SELECT * FROM contcount.source_counts('signups', 1, ledger => 'growth')$$);
+SELECT name, spent FROM contcount.ledgers WHERE name IN ('growth', 'signups_data') ORDER BY name;

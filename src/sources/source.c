@@ -1,0 +1,508 @@
+/*
+ * source.c
+ *		Protected sources: tables that roles without SELECT on them publish
+ *		noisy counts from, each person's contribution bounded.
+ *
+ * A DBA declares a table a source: its privacy unit column, its time column,
+ * the bounds on one unit's contribution (at most max_rows rows, in at most
+ * max_groups groups), the ledger that holds the data's budget, and public
+ * dimensions with their declared keys.  A role granted the source releases
+ * from it through source_counts(), which builds its query itself from the
+ * declared columns (quoted identifiers, the declared keys as a parameter:
+ * no SQL text from the caller) and runs it as the extension's owner with
+ * search_path pinned.
+ *
+ * Bounding, the documented rule: rows with a null unit are dropped; so are
+ * rows whose key is not declared; each unit keeps its groups in the order of
+ * their first row's time (ties by key) up to max_groups, and within them its
+ * rows in time order (ties by key) up to max_rows.  Adding or removing all of
+ * one unit's rows then moves the counts by at most max_rows in all, so
+ * discrete Laplace noise of scale max_rows / epsilon on every key's count is
+ * epsilon-DP for all keys together: one charge for all groups (parallel
+ * composition, sound because contcount bounded the contributions, unlike
+ * the GROUP BY of open SQL).  Every declared key gets a row, zeros included;
+ * a key found only in the data never appears.
+ *
+ * The charge goes first to the caller's ledger (a team's quota), then to the
+ * source's (the data's budget, which every team's releases add up in), and
+ * precedes the query.
+ *
+ * IDENTIFICATION
+ *	  src/sources/source.c
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "common/owner_spi.h"
+#include "common/report.h"
+#include "ledger/ledger.h"
+#include "releases/spec.h"
+
+/* Most keys a dimension declares: each is a row of every release. */
+#define MAX_KEYS 100000
+
+typedef struct Source
+{
+	char	   *name;
+	Oid			relid;
+	AttrNumber	unit;
+	AttrNumber	time;
+	int64		ledger_id;
+	int32		max_rows;
+	int32		max_groups;
+} Source;
+
+static char *
+text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+	return TextDatumGetCString(PG_GETARG_DATUM(argno));
+}
+
+/* A live column of the table, by name. */
+static AttrNumber
+column_arg(FunctionCallInfo fcinfo, int argno, Oid relid, const char *what)
+{
+	char	   *column = text_arg(fcinfo, argno, what);
+	AttrNumber	attnum = get_attnum(relid, column);
+
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", column,
+						get_rel_name(relid))));
+	return attnum;
+}
+
+/* The source's row, as committed now; an error if there is none.  Owner scope. */
+static Source
+read_source(const char *name)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	Source		source;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	bool		isnull;
+
+	owner_read_committed(&plan, "SELECT relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups "
+						 "FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
+						 1, types, values, NULL);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("protected source \"%s\" does not exist", name)));
+	tuple = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	source.name = pstrdup(name);
+	source.relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+	source.unit = DatumGetInt16(SPI_getbinval(tuple, desc, 2, &isnull));
+	source.time = DatumGetInt16(SPI_getbinval(tuple, desc, 3, &isnull));
+	source.ledger_id = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+	source.max_rows = DatumGetInt32(SPI_getbinval(tuple, desc, 5, &isnull));
+	source.max_groups = DatumGetInt32(SPI_getbinval(tuple, desc, 6, &isnull));
+	return source;
+}
+
+/* Has role the rights of a role the source is granted to?  Owner scope. */
+static bool
+source_granted(const char *name, Oid role)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	if (superuser_arg(role))
+		return true;
+	owner_read_committed(&plan, "SELECT role_id FROM contcount.source_grant "
+						 "WHERE source OPERATOR(pg_catalog.=) $1",
+						 1, types, values, NULL);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			grantee = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+															 SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (has_privs_of_role(role, grantee))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * protect_table(name, relation, unit_column, time_column, ledger, max_rows,
+ * max_groups): declare a protected source.
+ */
+PG_FUNCTION_INFO_V1(contcount_protect_table);
+Datum
+contcount_protect_table(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr ledger_plan = NULL;
+	static SPIPlanPtr plan = NULL;
+	char	   *name = text_arg(fcinfo, 0, "source name");
+	Oid			relid;
+	AttrNumber	unit;
+	AttrNumber	time;
+	char	   *ledger = text_arg(fcinfo, 4, "ledger");
+	int32		max_rows;
+	int32		max_groups;
+	OwnerScope	scope;
+	Oid			types[7] = {TEXTOID, OIDOID, INT2OID, INT2OID, INT8OID, INT4OID, INT4OID};
+	Datum		values[7];
+	Datum		ledger_name[1] = {CStringGetTextDatum(ledger)};
+	Oid			ledger_type[1] = {TEXTOID};
+	bool		isnull;
+
+	if (name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source name must not be empty")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be null")));
+	relid = PG_GETARG_OID(1);
+	unit = column_arg(fcinfo, 2, relid, "unit column");
+	time = column_arg(fcinfo, 3, relid, "time column");
+	max_rows = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
+	max_groups = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);
+	if (max_rows < 1 || max_groups < 1 || max_rows > 1000000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_rows must be from 1 to 1000000 and max_groups at least 1")));
+
+	owner_begin(&scope);
+	owner_run(&ledger_plan, "SELECT id FROM contcount.ledger "
+			  "WHERE name OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
+			  1, ledger_type, ledger_name, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("ledger \"%s\" does not exist", ledger)));
+	values[0] = CStringGetTextDatum(name);
+	values[1] = ObjectIdGetDatum(relid);
+	values[2] = Int16GetDatum(unit);
+	values[3] = Int16GetDatum(time);
+	values[4] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	values[5] = Int32GetDatum(max_rows);
+	values[6] = Int32GetDatum(max_groups);
+	owner_run(&plan, "INSERT INTO contcount.source "
+			  "(name, relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups, created_by) "
+			  "VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.to_regrole(CURRENT_USER)) "
+			  "ON CONFLICT (name) DO NOTHING",
+			  7, types, values, NULL, SPI_OK_INSERT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("protected source \"%s\" already exists", name)));
+	owner_end(&scope);
+	PG_RETURN_VOID();
+}
+
+/* source_dimension(source, column, keys): declare a public dimension and its keys. */
+PG_FUNCTION_INFO_V1(contcount_source_dimension);
+Datum
+contcount_source_dimension(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr distinct_plan = NULL;
+	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *column = text_arg(fcinfo, 1, "dimension column");
+	bool		isnull;
+	OwnerScope	scope;
+	Source		source;
+	AttrNumber	attnum;
+	ArrayType  *keys;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	Oid			types[4] = {TEXTOID, TEXTOID, INT2OID, TEXTARRAYOID};
+	Datum		values[4];
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("keys must not be null")));
+	keys = PG_GETARG_ARRAYTYPE_P(2);
+	if (ARR_NDIM(keys) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keys must be a one-dimensional array")));
+	deconstruct_array(keys, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n < 1 || n > MAX_KEYS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a dimension declares from 1 to %d keys", MAX_KEYS)));
+	for (int i = 0; i < n; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("keys must not be null")));
+
+	owner_begin(&scope);
+	source = read_source(name);
+	attnum = get_attnum(source.relid, column);
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", column,
+						get_rel_name(source.relid))));
+	values[0] = PointerGetDatum(keys);
+	owner_run(&distinct_plan, "SELECT pg_catalog.count(DISTINCT k) OPERATOR(pg_catalog.=) "
+			  "pg_catalog.cardinality($1) FROM pg_catalog.unnest($1) k",
+			  1, &types[3], values, NULL, SPI_OK_SELECT);
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a key is declared twice")));
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(column);
+	values[2] = Int16GetDatum(attnum);
+	values[3] = PointerGetDatum(keys);
+	owner_run(&plan, "INSERT INTO contcount.source_dimension (source, name, attnum, keys) "
+			  "VALUES ($1, $2, $3, $4) "
+			  "ON CONFLICT (source, name) DO UPDATE SET attnum = EXCLUDED.attnum, keys = EXCLUDED.keys",
+			  4, types, values, NULL, SPI_OK_INSERT);
+	owner_end(&scope);
+	PG_RETURN_VOID();
+}
+
+/* grant_source(source, role) and revoke_source(source, role). */
+static void
+change_grant(FunctionCallInfo fcinfo, bool grant)
+{
+	static SPIPlanPtr grant_plan = NULL;
+	static SPIPlanPtr revoke_plan = NULL;
+	char	   *name = text_arg(fcinfo, 0, "source name");
+	OwnerScope	scope;
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		values[2];
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("role must not be null")));
+	owner_begin(&scope);
+	(void) read_source(name);
+	values[0] = CStringGetTextDatum(name);
+	values[1] = PG_GETARG_DATUM(1);
+	if (grant)
+		owner_run(&grant_plan, "INSERT INTO contcount.source_grant (source, role_id) VALUES ($1, $2) "
+				  "ON CONFLICT DO NOTHING", 2, types, values, NULL, SPI_OK_INSERT);
+	else
+		owner_run(&revoke_plan, "DELETE FROM contcount.source_grant "
+				  "WHERE source OPERATOR(pg_catalog.=) $1 AND role_id OPERATOR(pg_catalog.=) $2",
+				  2, types, values, NULL, SPI_OK_DELETE);
+	owner_end(&scope);
+}
+
+PG_FUNCTION_INFO_V1(contcount_grant_source);
+Datum
+contcount_grant_source(PG_FUNCTION_ARGS)
+{
+	change_grant(fcinfo, true);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(contcount_revoke_source);
+Datum
+contcount_revoke_source(PG_FUNCTION_ARGS)
+{
+	change_grant(fcinfo, false);
+	PG_RETURN_VOID();
+}
+
+/* A column of the source's table as an identifier, or an error if it is gone. */
+static char *
+column_sql(const Source *source, AttrNumber attnum)
+{
+	char	   *column = get_attname(source->relid, attnum, true);
+
+	if (column == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("a declared column of protected source \"%s\" is gone", source->name)));
+	return pstrdup(quote_identifier(column));
+}
+
+/*
+ * The query of the bounded counts per key, in the keys' order, for keys (its
+ * $1, a text[]), or of all rows when the dimension is InvalidAttrNumber; $2
+ * and $3 are max_groups and max_rows.  An error if the table or a declared
+ * column is gone.
+ */
+static char *
+bounded_counts_sql(const Source *source, AttrNumber dimension)
+{
+	char	   *relname = get_rel_name(source->relid);
+	char	   *table;
+	char	   *unit;
+	char	   *time;
+	char	   *key;
+	StringInfoData sql;
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of protected source \"%s\" is gone", source->name)));
+	unit = column_sql(source, source->unit);
+	time = column_sql(source, source->time);
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(source->relid)), relname);
+	key = dimension != InvalidAttrNumber ?
+		psprintf("(%s)::pg_catalog.text", column_sql(source, dimension)) : pstrdup("''::pg_catalog.text");
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT k.key, COALESCE(c.n, 0) "
+					 "FROM pg_catalog.unnest($1) WITH ORDINALITY AS k(key, ord) "
+					 "LEFT JOIN (SELECT key, pg_catalog.count(*) AS n FROM ("
+					 " SELECT key, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
+					 " FROM (SELECT unit, key, t, pg_catalog.dense_rank() OVER"
+					 "  (PARTITION BY unit ORDER BY first_t, key) AS g"
+					 "  FROM (SELECT unit, key, t, pg_catalog.min(t) OVER (PARTITION BY unit, key) AS first_t"
+					 "   FROM (SELECT %s AS unit, %s AS key, %s AS t FROM %s"
+					 "    WHERE %s IS NOT NULL AND %s OPERATOR(pg_catalog.=) ANY ($1)) rows) firsts) groups"
+					 " WHERE g OPERATOR(pg_catalog.<=) $2) kept"
+					 " WHERE r OPERATOR(pg_catalog.<=) $3 GROUP BY key) c"
+					 " ON c.key OPERATOR(pg_catalog.=) k.key "
+					 "ORDER BY k.ord",
+					 unit, key, time, table, unit, key);
+	return sql.data;
+}
+
+/*
+ * source_counts(source, epsilon, dimension, ledger): a noisy count of the
+ * bounded rows per declared key of the dimension (or of all, without one).
+ */
+PG_FUNCTION_INFO_V1(contcount_source_counts);
+Datum
+contcount_source_counts(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr dimension_plan = NULL;
+	static SPIPlanPtr ledger_plan = NULL;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *dimension = PG_ARGISNULL(2) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(2));
+	char	   *ledger = PG_ARGISNULL(3) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(3));
+	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
+	NullableDatum horizon = {Int64GetDatum(1), false};
+	SpecArgs	args;
+	cc_params	params;
+	OwnerScope	scope;
+	Source		source;
+	AttrNumber	attnum = InvalidAttrNumber;
+	Datum		keys;
+	char	   *source_ledger;
+	char	   *sql;
+	SPIPlanPtr	plan = NULL;
+	bool		isnull;
+	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext old;
+
+	InitMaterializedSRF(fcinfo, 0);
+	owner_begin(&scope);
+	source = read_source(name);
+	if (!source_granted(name, scope.caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for protected source \"%s\"", name),
+				 errhint("A superuser grants it with contcount.grant_source().")));
+
+	/* one step of simple II, its noise scaled to what one unit adds */
+	spec_with_defaults(&args, "simple_ii", epsilon, horizon);
+	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(source.max_rows);
+	spec_to_params(&args, &params);
+
+	if (dimension != NULL)
+	{
+		Oid			types[2] = {TEXTOID, TEXTOID};
+		Datum		values[2] = {CStringGetTextDatum(name), CStringGetTextDatum(dimension)};
+
+		owner_read_committed(&dimension_plan, "SELECT attnum, keys FROM contcount.source_dimension "
+							 "WHERE source OPERATOR(pg_catalog.=) $1 AND name OPERATOR(pg_catalog.=) $2",
+							 2, types, values, NULL);
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("protected source \"%s\" has no dimension \"%s\"", name, dimension)));
+		attnum = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		keys = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		old = MemoryContextSwitchTo(outer);
+		keys = datumCopy(keys, false, -1);
+		MemoryContextSwitchTo(old);
+	}
+	else
+	{
+		Datum		all = CStringGetTextDatum("");
+
+		old = MemoryContextSwitchTo(outer);
+		keys = PointerGetDatum(construct_array(&all, 1, TEXTOID, -1, false, TYPALIGN_INT));
+		MemoryContextSwitchTo(old);
+	}
+	{
+		Oid			types[1] = {INT8OID};
+		Datum		values[1] = {Int64GetDatum(source.ledger_id)};
+
+		owner_read_committed(&ledger_plan, "SELECT name FROM contcount.ledger "
+							 "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
+							 1, types, values, NULL);
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("the ledger of protected source \"%s\" was dropped", name)));
+		source_ledger = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0],
+																 SPI_tuptable->tupdesc, 1));
+	}
+	old = MemoryContextSwitchTo(outer);
+	sql = bounded_counts_sql(&source, attnum);
+	MemoryContextSwitchTo(old);
+	owner_end(&scope);
+
+	/* paid before anything is computed; once for every key */
+	ledger_charge_source(ledger, source_ledger, params.epsilon_units, "source_counts");
+
+	owner_begin(&scope);
+	{
+		Oid			types[3] = {TEXTARRAYOID, INT4OID, INT4OID};
+		Datum		values[3] = {keys, Int32GetDatum(source.max_groups), Int32GetDatum(source.max_rows)};
+
+		/* planned here each time: the table and its columns may change */
+		owner_run(&plan, sql, 3, types, values, NULL, SPI_OK_SELECT);
+		SPI_freeplan(plan);
+	}
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		cc_state   *state = palloc(cc_state_size(&params));
+		cc_release	release;
+		Datum		values[3];
+		bool		nulls[3] = {dimension == NULL, false, false};
+
+		cc_state_init(state, &params);
+		push_or_report(state, DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull)));
+		cc_read(state, &release);
+		values[0] = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull);
+		values[1] = Int64GetDatum(release.noisy);
+		values[2] = Float8GetDatum(sqrt(release.variance));
+		/* the tuplestore copies them out of SPI's memory */
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(state);
+	}
+	owner_end(&scope);
+	return (Datum) 0;
+}
