@@ -83,3 +83,15 @@ CREATE FUNCTION contcount.source_counts(source text, epsilon float8, dimension t
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'contcount_source_counts'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Running counts from a source: per declared key (or for all rows), the
+-- bounded rows counted per step of fixed length from start, each step fed
+-- to the mechanism (horizon steps), its noise scaled to max_rows; charged
+-- once for every key and step.
+CREATE FUNCTION contcount.source_running_counts(source text, epsilon float8, step interval,
+    start timestamptz, steps bigint, mechanism text DEFAULT 'binary', dimension text DEFAULT NULL,
+    ledger text DEFAULT NULL, OUT key text, OUT t bigint, OUT step_start timestamptz,
+    OUT noisy_count bigint, OUT stddev float8, OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;

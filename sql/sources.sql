@@ -56,7 +56,11 @@ FROM contcount.source_counts('signups', 1, 'country');
 -- data's is charged too, below)
 SELECT name, spent FROM contcount.ledgers ORDER BY name;
 -- without a dimension: one count of all bounded rows
-SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('signups', 0.5);
+SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('signups', 0.25);
+-- running counts per day over three days, per country: every key, every step
+SELECT key, t, step_start, noisy_count IS NOT NULL AS released, round(stddev::numeric, 3) AS stddev
+FROM contcount.source_running_counts('signups', 0.25, '1 day', '2026-01-01 00:00+00', 3,
+                                     dimension => 'country');
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.source_counts('nope', 1)$$),
     ($$SELECT * FROM contcount.source_counts('signups', 1, 'country; DROP TABLE test.enrolments')$$),
@@ -65,6 +69,13 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.source_counts('signups', NULL)$$),
     ($$SELECT * FROM contcount.source_counts('signups', 1, ledger => 'signups_data')$$),
     ($$SELECT * FROM contcount.source_counts('signups', 2)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 month', now(), 3)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '-1 day', now(), 3)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 0)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 3, 'nope')$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', 'infinity', 3)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 100000000)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, NULL, now(), 3)$$),
     ($$SELECT contcount.protect_table('mine', 'test.enrolments', 'user_id', 'at', 'growth')$$),
     ($$SELECT contcount.grant_source('signups', 'regress_src_analyst')$$)
 ) AS cases(s);
@@ -80,8 +91,8 @@ WHERE ledger IN ('growth', 'signups_data') ORDER BY at, ledger;
 -- but with probability below e^-499, so the counts are the bounded ones.  Each
 -- user keeps the group of its first row and at most 2 rows in it: user 41
 -- adds 1 to 'fr' (its first minute), not 1000 rows.
-SELECT contcount.create_ledger('exact', 2000);
-SELECT contcount.alter_ledger('signups_data', 2010);
+SELECT contcount.create_ledger('exact', 3000);
+SELECT contcount.alter_ledger('signups_data', 3010);
 SET contcount.ledger = 'exact';
 SELECT key, noisy_count FROM contcount.source_counts('signups', 1000, 'country');
 SELECT country, count(*) FROM (
@@ -89,6 +100,25 @@ SELECT country, count(*) FROM (
            first_value(country) OVER (PARTITION BY user_id ORDER BY at) AS first
     FROM test.enrolments WHERE user_id IS NOT NULL AND country IN ('fr', 'de', 'us', 'zz')) s
 WHERE r <= 2 AND country = first GROUP BY country ORDER BY country;
+-- Running counts, exactly: the bounded rows of the window [1 Jan, 4 Jan)
+-- (rows outside it are left out before bounding), per day, cumulated; the
+-- same rule written in plain SQL gives the same counts.
+CREATE TEMP TABLE expected_running AS
+WITH r AS (SELECT user_id AS u, country AS k, at AS t FROM test.enrolments
+           WHERE user_id IS NOT NULL AND country IN ('fr', 'de', 'us', 'zz')
+             AND at >= '2026-01-01 00:00+00' AND at < '2026-01-04 00:00+00'),
+f AS (SELECT *, min(t) OVER (PARTITION BY u, k) AS ft FROM r),
+g AS (SELECT *, dense_rank() OVER (PARTITION BY u ORDER BY ft, k) AS g FROM f),
+kept AS (SELECT *, row_number() OVER (PARTITION BY u ORDER BY t, k) AS n FROM g WHERE g <= 1),
+days AS (SELECT k, d FROM unnest(ARRAY['fr', 'de', 'us', 'zz']) k, generate_series(0, 2) d)
+SELECT days.k, days.d + 1 AS t,
+       (SELECT count(*) FROM kept WHERE kept.k = days.k AND kept.n <= 2
+          AND kept.t < '2026-01-01 00:00+00'::timestamptz + (days.d + 1) * interval '1 day') AS exact
+FROM days;
+SELECT e.k, e.t, e.exact, r.noisy_count = e.exact AS same
+FROM contcount.source_running_counts('signups', 1000, '1 day', '2026-01-01 00:00+00', 3,
+                                     dimension => 'country') r
+JOIN expected_running e ON e.k = r.key AND e.t = r.t ORDER BY e.k, e.t;
 -- neighbours: without every row of user 41, each count moves by at most
 -- max_rows = 2 in all (here by 1, in 'fr')
 BEGIN;

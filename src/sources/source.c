@@ -44,6 +44,8 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "common/int.h"
 
 #include "common/owner_spi.h"
 #include "common/report.h"
@@ -342,13 +344,17 @@ column_sql(const Source *source, AttrNumber attnum)
 }
 
 /*
- * The query of the bounded counts per key, in the keys' order, for keys (its
- * $1, a text[]), or of all rows when the dimension is InvalidAttrNumber; $2
- * and $3 are max_groups and max_rows.  An error if the table or a declared
- * column is gone.
+ * The query of the bounded counts per key, for keys (its $1, a text[]), or
+ * of all rows when the dimension is InvalidAttrNumber; $2 and $3 are
+ * max_groups and max_rows.  It returns, for every key in the keys' order,
+ * its position in them and its count; stepped, for rows whose time is in
+ * [$4, $6), per step of width $5 (an interval without months) from $4: the
+ * key's position, the step from 0 and the count, only where there are rows.
+ * Rows outside the window are left out before bounding.  An error if the
+ * table or a declared column is gone.
  */
 static char *
-bounded_counts_sql(const Source *source, AttrNumber dimension)
+bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
 {
 	char	   *relname = get_rel_name(source->relid);
 	char	   *table;
@@ -368,66 +374,67 @@ bounded_counts_sql(const Source *source, AttrNumber dimension)
 		psprintf("(%s)::pg_catalog.text", column_sql(source, dimension)) : pstrdup("''::pg_catalog.text");
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "SELECT k.key, COALESCE(c.n, 0) "
+					 "SELECT k.ord, %s "
 					 "FROM pg_catalog.unnest($1) WITH ORDINALITY AS k(key, ord) "
-					 "LEFT JOIN (SELECT key, pg_catalog.count(*) AS n FROM ("
-					 " SELECT key, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
-					 " FROM (SELECT unit, key, t, pg_catalog.dense_rank() OVER"
+					 "%s JOIN (SELECT key, step, pg_catalog.count(*) AS n FROM ("
+					 " SELECT key, step, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
+					 " FROM (SELECT unit, key, t, step, pg_catalog.dense_rank() OVER"
 					 "  (PARTITION BY unit ORDER BY first_t, key) AS g"
-					 "  FROM (SELECT unit, key, t, pg_catalog.min(t) OVER (PARTITION BY unit, key) AS first_t"
-					 "   FROM (SELECT %s AS unit, %s AS key, %s AS t FROM %s"
-					 "    WHERE %s IS NOT NULL AND %s OPERATOR(pg_catalog.=) ANY ($1)) rows) firsts) groups"
+					 "  FROM (SELECT unit, key, t, step, pg_catalog.min(t) OVER (PARTITION BY unit, key) AS first_t"
+					 "   FROM (SELECT %s AS unit, %s AS key, %s AS t, %s AS step FROM %s"
+					 "    WHERE %s IS NOT NULL AND %s OPERATOR(pg_catalog.=) ANY ($1)%s) rows) firsts) groups"
 					 " WHERE g OPERATOR(pg_catalog.<=) $2) kept"
-					 " WHERE r OPERATOR(pg_catalog.<=) $3 GROUP BY key) c"
+					 " WHERE r OPERATOR(pg_catalog.<=) $3 GROUP BY key, step) c"
 					 " ON c.key OPERATOR(pg_catalog.=) k.key "
-					 "ORDER BY k.ord",
-					 unit, key, time, table, unit, key);
+					 "ORDER BY k.ord%s",
+					 stepped ? "c.step, c.n" : "COALESCE(c.n, 0)",
+					 stepped ? "" : "LEFT",
+					 unit, key, time,
+					 stepped ?
+					 psprintf("pg_catalog.int8(pg_catalog.floor((EXTRACT(EPOCH FROM (%s)::pg_catalog.timestamptz "
+							  "OPERATOR(pg_catalog.-) $4)) OPERATOR(pg_catalog./) EXTRACT(EPOCH FROM $5)))",
+							  time) : "0",
+					 table, unit, key,
+					 stepped ?
+					 psprintf(" AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $4"
+							  " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $6", time, time) : "",
+					 stepped ? ", c.step" : "");
 	return sql.data;
 }
 
 /*
- * source_counts(source, epsilon, dimension, ledger): a noisy count of the
- * bounded rows per declared key of the dimension (or of all, without one).
+ * What a release from a source needs, read as committed now, and checked
+ * before anything is charged: the source (granted to the caller), the
+ * dimension's keys (or one key for all rows), the source's ledger by name
+ * and the query.  In the caller's memory.
  */
-PG_FUNCTION_INFO_V1(contcount_source_counts);
-Datum
-contcount_source_counts(PG_FUNCTION_ARGS)
+typedef struct SourceRelease
+{
+	Source		source;
+	Datum		keys;			/* text[] */
+	int			nkeys;
+	char	   *source_ledger;
+	char	   *sql;
+} SourceRelease;
+
+static void
+prepare_release(SourceRelease *release, const char *name, const char *dimension, bool stepped)
 {
 	static SPIPlanPtr dimension_plan = NULL;
 	static SPIPlanPtr ledger_plan = NULL;
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_arg(fcinfo, 0, "source name");
-	char	   *dimension = PG_ARGISNULL(2) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(2));
-	char	   *ledger = PG_ARGISNULL(3) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(3));
-	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
-	NullableDatum horizon = {Int64GetDatum(1), false};
-	SpecArgs	args;
-	cc_params	params;
-	OwnerScope	scope;
-	Source		source;
-	AttrNumber	attnum = InvalidAttrNumber;
-	Datum		keys;
-	char	   *source_ledger;
-	char	   *sql;
-	SPIPlanPtr	plan = NULL;
-	bool		isnull;
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext old;
+	OwnerScope	scope;
+	AttrNumber	attnum = InvalidAttrNumber;
+	bool		isnull;
 
-	InitMaterializedSRF(fcinfo, 0);
 	owner_begin(&scope);
-	source = read_source(name);
+	release->source = read_source(name);
 	if (!source_granted(name, scope.caller))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for protected source \"%s\"", name),
 				 errhint("A superuser grants it with contcount.grant_source().")));
-
-	/* one step of simple II, its noise scaled to what one unit adds */
-	spec_with_defaults(&args, "simple_ii", epsilon, horizon);
-	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(source.max_rows);
-	spec_to_params(&args, &params);
-
 	if (dimension != NULL)
 	{
 		Oid			types[2] = {TEXTOID, TEXTOID};
@@ -441,9 +448,9 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("protected source \"%s\" has no dimension \"%s\"", name, dimension)));
 		attnum = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		keys = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		release->keys = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
 		old = MemoryContextSwitchTo(outer);
-		keys = datumCopy(keys, false, -1);
+		release->keys = datumCopy(release->keys, false, -1);
 		MemoryContextSwitchTo(old);
 	}
 	else
@@ -451,12 +458,14 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 		Datum		all = CStringGetTextDatum("");
 
 		old = MemoryContextSwitchTo(outer);
-		keys = PointerGetDatum(construct_array(&all, 1, TEXTOID, -1, false, TYPALIGN_INT));
+		release->keys = PointerGetDatum(construct_array(&all, 1, TEXTOID, -1, false, TYPALIGN_INT));
 		MemoryContextSwitchTo(old);
 	}
+	release->nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(release->keys)),
+									ARR_DIMS(DatumGetArrayTypeP(release->keys)));
 	{
 		Oid			types[1] = {INT8OID};
-		Datum		values[1] = {Int64GetDatum(source.ledger_id)};
+		Datum		values[1] = {Int64GetDatum(release->source.ledger_id)};
 
 		owner_read_committed(&ledger_plan, "SELECT name FROM contcount.ledger "
 							 "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
@@ -465,44 +474,214 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("the ledger of protected source \"%s\" was dropped", name)));
-		source_ledger = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0],
-																 SPI_tuptable->tupdesc, 1));
+		release->source_ledger = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0],
+																		  SPI_tuptable->tupdesc, 1));
 	}
 	old = MemoryContextSwitchTo(outer);
-	sql = bounded_counts_sql(&source, attnum);
+	release->sql = bounded_counts_sql(&release->source, attnum, stepped);
 	MemoryContextSwitchTo(old);
 	owner_end(&scope);
+}
+
+/* Run the release's query with its parameters ($4 on).  Owner scope. */
+static void
+run_release(const SourceRelease *release, int nextra, const Oid *extra_types, const Datum *extra)
+{
+	Oid			types[6] = {TEXTARRAYOID, INT4OID, INT4OID};
+	Datum		values[6] = {release->keys, Int32GetDatum(release->source.max_groups),
+	Int32GetDatum(release->source.max_rows)};
+	SPIPlanPtr	plan = NULL;
+
+	for (int i = 0; i < nextra; i++)
+	{
+		types[3 + i] = extra_types[i];
+		values[3 + i] = extra[i];
+	}
+	/* planned here each time: the table and its columns may change */
+	owner_run(&plan, release->sql, 3 + nextra, types, values, NULL, SPI_OK_SELECT);
+	SPI_freeplan(plan);
+}
+
+/* The key at position ord (from 1) of the release's keys, or NULL without a dimension. */
+static Datum
+release_key(const SourceRelease *release, bool has_dimension, int64 ord, bool *isnull)
+{
+	int			index = (int) ord;
+
+	*isnull = !has_dimension;
+	if (!has_dimension)
+		return (Datum) 0;
+	return array_get_element(release->keys, 1, &index, -1, -1, false, TYPALIGN_INT, isnull);
+}
+
+/*
+ * source_counts(source, epsilon, dimension, ledger): a noisy count of the
+ * bounded rows per declared key of the dimension (or of all, without one).
+ */
+PG_FUNCTION_INFO_V1(contcount_source_counts);
+Datum
+contcount_source_counts(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *dimension = PG_ARGISNULL(2) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(2));
+	char	   *ledger = PG_ARGISNULL(3) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(3));
+	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
+	NullableDatum horizon = {Int64GetDatum(1), false};
+	SpecArgs	args;
+	cc_params	params;
+	OwnerScope	scope;
+	SourceRelease release;
+
+	InitMaterializedSRF(fcinfo, 0);
+	prepare_release(&release, name, dimension, false);
+	/* one step of simple II, its noise scaled to what one unit adds */
+	spec_with_defaults(&args, "simple_ii", epsilon, horizon);
+	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
+	spec_to_params(&args, &params);
 
 	/* paid before anything is computed; once for every key */
-	ledger_charge_source(ledger, source_ledger, params.epsilon_units, "source_counts");
+	ledger_charge_source(ledger, release.source_ledger, params.epsilon_units, "source_counts");
 
 	owner_begin(&scope);
-	{
-		Oid			types[3] = {TEXTARRAYOID, INT4OID, INT4OID};
-		Datum		values[3] = {keys, Int32GetDatum(source.max_groups), Int32GetDatum(source.max_rows)};
-
-		/* planned here each time: the table and its columns may change */
-		owner_run(&plan, sql, 3, types, values, NULL, SPI_OK_SELECT);
-		SPI_freeplan(plan);
-	}
+	run_release(&release, 0, NULL, NULL);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
 		cc_state   *state = palloc(cc_state_size(&params));
-		cc_release	release;
+		cc_release	noisy;
 		Datum		values[3];
-		bool		nulls[3] = {dimension == NULL, false, false};
+		bool		nulls[3] = {false};
+		bool		isnull;
 
 		cc_state_init(state, &params);
 		push_or_report(state, DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull)));
-		cc_read(state, &release);
-		values[0] = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull);
-		values[1] = Int64GetDatum(release.noisy);
-		values[2] = Float8GetDatum(sqrt(release.variance));
+		cc_read(state, &noisy);
+		values[0] = release_key(&release, dimension != NULL,
+								DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull)),
+								&nulls[0]);
+		values[1] = Int64GetDatum(noisy.noisy);
+		values[2] = Float8GetDatum(sqrt(noisy.variance));
 		/* the tuplestore copies them out of SPI's memory */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		pfree(state);
 	}
 	owner_end(&scope);
+	return (Datum) 0;
+}
+
+/* Most cells (keys times steps) one running release holds. */
+#define MAX_CELLS 10000000
+
+/*
+ * source_running_counts(source, epsilon, step, start, steps, mechanism,
+ * dimension, ledger): per declared key (or for all rows), the running count
+ * of the bounded rows at every step of width step from start, each step's
+ * count fed to mechanism (horizon steps), the noise scaled to max_rows.
+ */
+PG_FUNCTION_INFO_V1(contcount_source_running_counts);
+Datum
+contcount_source_running_counts(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_arg(fcinfo, 0, "source name");
+	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
+	Interval   *step;
+	TimestampTz start;
+	int64		steps;
+	char	   *mechanism = text_arg(fcinfo, 5, "mechanism");
+	char	   *dimension = PG_ARGISNULL(6) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(6));
+	char	   *ledger = PG_ARGISNULL(7) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(7));
+	NullableDatum horizon;
+	SpecArgs	args;
+	cc_params	params;
+	OwnerScope	scope;
+	SourceRelease release;
+	int64	   *items;
+	int64		step_usec;
+	TimestampTz end;
+	Datum		extra[3];
+	Oid			extra_types[3] = {TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID};
+	bool		isnull;
+
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("step, start and steps must not be null")));
+	step = PG_GETARG_INTERVAL_P(2);
+	start = PG_GETARG_TIMESTAMPTZ(3);
+	steps = PG_GETARG_INT64(4);
+	if (step->month != 0 || step->day < 0 || step->time < 0 || (step->day == 0 && step->time == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("step must be a positive interval of days, hours, minutes or seconds"),
+				 errhint("Months and years are not all the same length: use days.")));
+	if (TIMESTAMP_NOT_FINITE(start))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("start must be finite")));
+	horizon.value = Int64GetDatum(steps);
+	horizon.isnull = false;
+	InitMaterializedSRF(fcinfo, 0);
+	prepare_release(&release, name, dimension, true);
+	spec_with_defaults(&args, mechanism, epsilon, horizon);
+	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
+	spec_to_params(&args, &params);
+	if (steps > MAX_CELLS / release.nkeys)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a running release holds at most %d counts (keys times steps)", MAX_CELLS)));
+	/* steps of a fixed length, in microseconds: a day is 24 hours here */
+	step_usec = step->day * USECS_PER_DAY + step->time;
+	if (pg_mul_s64_overflow(step_usec, steps, &end) || pg_add_s64_overflow(start, end, &end) ||
+		!IS_VALID_TIMESTAMP(end))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("the last step ends out of the range of timestamps")));
+	extra[0] = TimestampTzGetDatum(start);
+	extra[1] = PointerGetDatum(step);
+	extra[2] = TimestampTzGetDatum(end);
+	items = palloc0_array(int64, release.nkeys * steps);
+
+	/* paid before anything is computed; once for every key and step */
+	ledger_charge_source(ledger, release.source_ledger, params.epsilon_units, "source_running_counts");
+
+	owner_begin(&scope);
+	run_release(&release, 3, extra_types, extra);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		int64		ord = DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull));
+		int64		t = DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull));
+
+		items[(ord - 1) * steps + t] = DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 3, &isnull));
+	}
+	owner_end(&scope);
+
+	for (int k = 0; k < release.nkeys; k++)
+	{
+		cc_state   *state = palloc(cc_state_size(&params));
+		bool		key_null;
+		Datum		key = release_key(&release, dimension != NULL, k + 1, &key_null);
+
+		cc_state_init(state, &params);
+		for (int64 t = 0; t < steps; t++)
+		{
+			cc_release	noisy;
+			Datum		values[6];
+			bool		nulls[6] = {key_null, false, false, false, false, false};
+
+			push_or_report(state, items[k * steps + t]);
+			cc_read(state, &noisy);
+			values[0] = key;
+			values[1] = Int64GetDatum(t + 1);
+			values[2] = TimestampTzGetDatum(start + t * step_usec);
+			values[3] = Int64GetDatum(noisy.noisy);
+			values[4] = Float8GetDatum(sqrt(noisy.variance));
+			values[5] = Float8GetDatum(noisy.bound);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		pfree(state);
+	}
 	return (Datum) 0;
 }
