@@ -8,7 +8,8 @@ PGFILEDESC = "contcount - differentially private running counts"
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
 CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 	src/core/mech_two_level.c src/core/mech_binary.c src/core/mech_hybrid.c \
-	src/core/mech_honaker.c src/core/mech_smooth_binary.c src/core/choice.c
+	src/core/mech_honaker.c src/core/mech_smooth_binary.c src/core/choice.c \
+	src/core/gaussian.c
 # The PostgreSQL glue: one folder per subsystem, one file per concern.
 GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
@@ -19,7 +20,7 @@ GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shm
 	$(addprefix src/sources/,source.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts noisy_count ledger sources attack_releases counters attack_search_path statistics
+REGRESS = setup mechanism running_count running_counts noisy_count ledger sources attack_sources attack_releases counters attack_search_path statistics
 ISOLATION = ledger_race ledger_fresh counters counter_race
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1

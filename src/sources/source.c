@@ -91,6 +91,21 @@ column_arg(FunctionCallInfo fcinfo, int argno, Oid relid, const char *what)
 	return attnum;
 }
 
+/*
+ * A time column must be a date or a timestamp: a cast of anything else to
+ * timestamptz could fail on a row's value, and its error would show it.
+ */
+static void
+require_time_type(Oid relid, AttrNumber attnum)
+{
+	Oid			type = get_atttype(relid, attnum);
+
+	if (type != TIMESTAMPTZOID && type != TIMESTAMPOID && type != DATEOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the time column of a protected source must be a timestamptz, a timestamp or a date")));
+}
+
 /* The source's row, as committed now; an error if there is none.  Owner scope. */
 static Source
 read_source(const char *name)
@@ -182,6 +197,7 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(1);
 	unit = column_arg(fcinfo, 2, relid, "unit column");
 	time = column_arg(fcinfo, 3, relid, "time column");
+	require_time_type(relid, time);
 	max_rows = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
 	max_groups = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);
 	if (max_rows < 1 || max_groups < 1 || max_rows > 1000000)
@@ -369,6 +385,8 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
 				 errmsg("the table of protected source \"%s\" is gone", source->name)));
 	unit = column_sql(source, source->unit);
 	time = column_sql(source, source->time);
+	/* its type may have changed since it was declared */
+	require_time_type(source->relid, source->time);
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(source->relid)), relname);
 	key = dimension != InvalidAttrNumber ?
 		psprintf("(%s)::pg_catalog.text", column_sql(source, dimension)) : pstrdup("''::pg_catalog.text");

@@ -1,0 +1,130 @@
+-- Protected sources against an analyst who may release from them (issue
+-- 11, item 4): every other way to the rows or their counts is refused, or
+-- shows nothing, and the two that PostgreSQL opens to every role (row
+-- estimates in pg_class and the statistics views) close as the README says.
+
+CREATE TABLE test.visits_by_month (person int, region text, at timestamptz) PARTITION BY RANGE (at);
+CREATE TABLE test.visits_jan PARTITION OF test.visits_by_month
+    FOR VALUES FROM ('2026-01-01 00:00+00') TO ('2026-02-01 00:00+00');
+CREATE TABLE test.visits_feb PARTITION OF test.visits_by_month
+    FOR VALUES FROM ('2026-02-01 00:00+00') TO ('2026-03-01 00:00+00');
+INSERT INTO test.visits_by_month
+SELECT p, (ARRAY['north', 'south'])[1 + p % 2], '2026-01-01 00:00+00'::timestamptz + p * interval '7 hours'
+FROM generate_series(1, 200) p;
+CREATE TABLE test.visits_parent (person int, region text, at timestamptz);
+CREATE TABLE test.visits_child () INHERITS (test.visits_parent);
+INSERT INTO test.visits_child VALUES (1, 'north', '2026-01-02 00:00+00');
+CREATE VIEW test.visits_view AS SELECT * FROM test.visits_by_month;
+ANALYZE test.visits_by_month;
+
+SELECT contcount.create_ledger('visits_data', 10);
+SELECT contcount.create_ledger('visits_team', 10);
+SELECT contcount.protect_table('visits', 'test.visits_by_month', 'person', 'at', 'visits_data');
+SELECT contcount.protect_table('inherited', 'test.visits_parent', 'person', 'at', 'visits_data');
+SELECT contcount.source_dimension('visits', 'region', ARRAY['north', 'south']);
+-- a time column that is not a date or a timestamp is refused: its cast
+-- could fail on a value and show it in the error
+SELECT test.error_of($$SELECT contcount.protect_table('bad', 'test.visits_by_month', 'person', 'region', 'visits_data')$$);
+
+CREATE ROLE regress_src_mallory LOGIN;
+ALTER ROLE regress_src_mallory SET contcount.ledger = 'visits_team';
+GRANT USAGE ON SCHEMA test TO regress_src_mallory;
+GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_src_mallory;
+SELECT contcount.grant_source('visits', 'regress_src_mallory');
+
+\c - regress_src_mallory
+-- The release works, over every partition.
+SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('visits', 1, 'region');
+-- Every other way is refused.
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT count(*) FROM test.visits_by_month$$),
+    ($$SELECT count(*) FROM test.visits_jan$$),
+    ($$SELECT count(*) FROM ONLY test.visits_by_month$$),
+    ($$SELECT count(*) FROM test.visits_by_month TABLESAMPLE SYSTEM (50)$$),
+    ($$SELECT count(*) FROM test.visits_view$$),
+    ($$SELECT count(*) FROM test.visits_child$$),
+    ($$EXPLAIN SELECT * FROM test.visits_jan WHERE person = 1$$),
+    ($$SELECT count(*) FROM contcount.source$$),
+    ($$SELECT count(*) FROM contcount.source_dimension$$),
+    ($$SELECT count(*) FROM contcount.source_grant$$),
+    ($$SELECT * FROM contcount.source_counts('inherited', 1)$$),
+    ($$SELECT contcount.source_dimension('visits', 'person', ARRAY['1'])$$),
+    ($$SELECT contcount.grant_source('inherited', 'regress_src_mallory')$$),
+    ($$SELECT contcount.protect_table('mine', 'test.visits_jan', 'person', 'at', 'visits_team')$$),
+    ($$SELECT * FROM contcount.source_counts('visits', 1, 'person')$$),
+    ($$SELECT * FROM contcount.source_counts('visits', 1, ledger => 'visits_data')$$),
+    ($$SELECT contcount.store_spent(1)$$),
+    ($$SELECT * FROM contcount.store_charges()$$),
+    ($$SELECT pg_catalog.pg_read_file('base')$$)
+) AS cases(s);
+COPY test.visits_jan TO STDOUT;
+COPY (SELECT 1 FROM test.visits_by_month) TO STDOUT;
+-- the statistics the planner keeps show nothing of a table one cannot read
+SELECT count(*) AS stats_rows FROM pg_stats WHERE tablename LIKE 'visits%';
+-- the data's ledger is not the analyst's to see
+SELECT name FROM contcount.ledgers ORDER BY name;
+
+-- But PostgreSQL shows every role a table's row estimate, its size and its
+-- tuple counts: these side doors are open until a DBA closes them.
+SELECT reltuples > 0 AS estimate_shown FROM pg_class WHERE relname = 'visits_jan';
+SELECT pg_stat_get_tuples_inserted('test.visits_jan'::regclass) > 0 AS counts_shown;
+SELECT pg_relation_size('test.visits_jan') > 0 AS size_shown;
+
+\c - postgres
+-- Closing them, as the README says: the estimate columns of pg_class (by
+-- granting every other column instead of the table), the statistics views
+-- and functions of relations, and the size functions.
+CREATE FUNCTION test.side_doors(open boolean) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    f regprocedure;
+    columns text;
+BEGIN
+    SELECT string_agg(quote_ident(attname), ', ') INTO columns FROM pg_attribute
+    WHERE attrelid = 'pg_catalog.pg_class'::regclass AND attnum > 0 AND NOT attisdropped
+      AND attname NOT IN ('reltuples', 'relpages', 'relallvisible');
+    IF open THEN
+        EXECUTE format('REVOKE SELECT (%s) ON pg_catalog.pg_class FROM PUBLIC', columns);
+        GRANT SELECT ON pg_catalog.pg_class TO PUBLIC;
+    ELSE
+        REVOKE SELECT ON pg_catalog.pg_class FROM PUBLIC;
+        EXECUTE format('GRANT SELECT (%s) ON pg_catalog.pg_class TO PUBLIC', columns);
+    END IF;
+    FOR f IN SELECT p.oid FROM pg_proc p
+             WHERE (p.proname LIKE 'pg\_stat\_get\_%' AND p.proargtypes = '26'::oidvector)
+                OR p.proname IN ('pg_relation_size', 'pg_table_size', 'pg_total_relation_size',
+                                 'pg_indexes_size')
+    LOOP
+        EXECUTE format('%s EXECUTE ON FUNCTION %s %s PUBLIC',
+                       CASE WHEN open THEN 'GRANT' ELSE 'REVOKE' END, f,
+                       CASE WHEN open THEN 'TO' ELSE 'FROM' END);
+    END LOOP;
+    EXECUTE format('%s SELECT ON pg_catalog.pg_stat_all_tables, pg_catalog.pg_stat_user_tables, '
+                   'pg_catalog.pg_stat_xact_all_tables, pg_catalog.pg_stat_xact_user_tables, '
+                   'pg_catalog.pg_statio_all_tables, pg_catalog.pg_statio_user_tables %s PUBLIC',
+                   CASE WHEN open THEN 'GRANT' ELSE 'REVOKE' END,
+                   CASE WHEN open THEN 'TO' ELSE 'FROM' END);
+END $$;
+SELECT test.side_doors(false);
+\c - regress_src_mallory
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT reltuples FROM pg_class WHERE relname = 'visits_jan'$$),
+    ($$SELECT relpages FROM pg_class WHERE relname = 'visits_jan'$$),
+    ($$SELECT pg_stat_get_live_tuples('test.visits_jan'::regclass)$$),
+    ($$SELECT pg_stat_get_tuples_inserted('test.visits_jan'::regclass)$$),
+    ($$SELECT pg_stat_get_xact_tuples_inserted('test.visits_jan'::regclass)$$),
+    ($$SELECT pg_relation_size('test.visits_jan')$$),
+    ($$SELECT pg_total_relation_size('test.visits_jan')$$),
+    ($$SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = 'visits_jan'$$),
+    ($$SELECT n_tup_ins FROM pg_stat_all_tables WHERE relname = 'visits_jan'$$),
+    ($$SELECT heap_blks_hit FROM pg_statio_user_tables WHERE relname = 'visits_jan'$$)
+) AS cases(s);
+-- and what an analyst needs of pg_class still works
+SELECT relname, relkind FROM pg_class WHERE relname = 'visits_jan';
+-- releases go on
+SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('visits', 1, 'region');
+\c - postgres
+SELECT test.side_doors(true);
+DROP FUNCTION test.side_doors(boolean);
+DROP OWNED BY regress_src_mallory;
+DROP ROLE regress_src_mallory;
+DROP VIEW test.visits_view;
