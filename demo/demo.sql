@@ -13,7 +13,8 @@ SELECT * FROM contcount.ledgers;
 \echo
 \echo '== A live counter of sign-ups (epsilon = 1 for all 60 daily steps, charged once), fed by a'
 \echo '   trigger on the table the application already writes to.'
-CREATE TABLE signups (id bigserial PRIMARY KEY, country text NOT NULL, at timestamptz NOT NULL);
+CREATE TABLE signups (id bigserial PRIMARY KEY, country text NOT NULL, at timestamptz NOT NULL,
+                      account int NOT NULL);
 SELECT contcount.create_counter('signups', epsilon => 1, horizon => 60, step => '1 day');
 CREATE TRIGGER signups_count AFTER INSERT ON signups
     FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('signups');
@@ -25,9 +26,10 @@ SELECT contcount.grant_counter('signups', 'analyst');
 DO $$
 BEGIN
     FOR d IN 0..59 LOOP
-        INSERT INTO signups (country, at)
+        INSERT INTO signups (country, at, account)
         SELECT (ARRAY['fr', 'nz', 'usa'])[1 + (d * 7 + k) % 3],
-               timestamptz '2026-09-01' + d * interval '1 day' + k * interval '7 minutes'
+               timestamptz '2026-09-01' + d * interval '1 day' + k * interval '7 minutes',
+               1 + (d * 53 + k * 17) % 900
         FROM generate_series(1, 20 + (d * 37) % 11
                                 + CASE WHEN extract(isodow FROM date '2026-09-01' + d) < 6 THEN 15 ELSE 0 END) k;
         COMMIT;
@@ -124,3 +126,36 @@ SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 4)
 \c - postgres
 SELECT role, ledger, epsilon, function, left(regexp_replace(statement, '\s+', ' ', 'g'), 60) AS statement
 FROM contcount.charges ORDER BY at;
+
+\echo
+\echo '== A protected source: a partner team gets no SELECT on sign-ups, only releases from them.'
+\echo '   The DBA declares the account column as the privacy unit (one account counts at most'
+\echo '   2 sign-ups, in 1 country), the countries as public keys, and a budget for the data'
+\echo '   itself (epsilon = 4) that every team''s releases add up in; the partners'' quota is 2.'
+SELECT contcount.create_ledger('signups_data', 4);
+SELECT contcount.create_ledger('partners', 2);
+SELECT contcount.protect_table('signups', 'signups', 'account', 'at', 'signups_data',
+                               max_rows => 2, max_groups => 1);
+SELECT contcount.source_dimension('signups', 'country', ARRAY['fr', 'nz', 'usa', 'de']);
+CREATE ROLE partner LOGIN;
+ALTER ROLE partner SET contcount.ledger = 'partners';
+SELECT contcount.grant_source('signups', 'partner');
+
+\c - partner
+\echo
+\echo '== As the partner: the table is out of reach (SQLSTATE 42501) ...'
+\set ON_ERROR_STOP 0
+SELECT count(*) FROM signups;
+\set ON_ERROR_STOP 1
+\echo '   ... but daily running counts per declared country are one release (epsilon = 1 for'
+\echo '   every country and day, charged once: contcount bounded each account, so the countries'
+\echo '   cannot add up).  The last four days; "de" has no sign-ups and still gets its rows:'
+SELECT key AS country, step_start::date AS day, noisy_count, round(stddev::numeric, 1) AS stddev
+FROM contcount.source_running_counts('signups', 1, '1 day', '2026-09-01', 60, dimension => 'country')
+WHERE t > 56 ORDER BY country, day;
+
+\c - postgres
+\echo
+\echo '== Both the partners'' quota and the data''s budget paid for it:'
+SELECT name, budget, spent, remaining FROM contcount.ledgers
+WHERE name IN ('partners', 'signups_data') ORDER BY name;
