@@ -157,6 +157,7 @@ int
 main(void)
 {
 	test_noise();
+	test_gaussian();
 	test_mechanisms();
 	test_honaker();
 	test_smooth_binary();

@@ -49,11 +49,12 @@ extern cc_state *new_state(cc_params *p);
 
 /*
  * Standard normal quantile for a two-sided false-alarm rate of 2e-9 a check.
- * The statistical checks here number under 275 (26 on the samplers, 11 for
- * each run of check_variance(), 3 for each run of check_coverage() in
+ * The statistical checks here number under 309 (26 on the samplers in
+ * test_noise.c, 34 on the discrete Gaussian in test_gaussian.c, 11 for each
+ * run of check_variance(), 3 for each run of check_coverage() in
  * test_bounds.c), so together they fail by chance less often than about
- * once in 1.8 million runs; the SQL suite's, at 3.7e-9 each, fewer than
- * 81, add under 3e-7: together, under one in a million.
+ * once in 1.6 million runs (6.2e-7); the SQL suite's, at 3.7e-9 each, fewer
+ * than 81, add under 3e-7: together, under one in a million.
  */
 #define UNIT_Z 6.0
 
@@ -82,6 +83,7 @@ extern double binomial(int n, int r);
 extern int	smooth_binary_height(int64_t horizon);
 
 extern void test_noise(void);
+extern void test_gaussian(void);
 extern void test_mechanisms(void);
 extern void test_honaker(void);
 extern void test_smooth_binary(void);

@@ -1,0 +1,65 @@
+/*
+ * gaussian.h
+ *		Exact discrete Gaussian noise from an injected source of random bits.
+ *
+ * Pure C: no PostgreSQL headers.  The discrete Gaussian of variance parameter
+ * sigma^2 puts P(X = x) proportional to exp(-x^2 / (2 sigma^2)) on every
+ * integer x.  It is drawn as Canonne, Kamath and Steinke 2020 (Algorithm 3)
+ * do: a discrete Laplace candidate accepted with a probability exp(-gamma)
+ * for a rational gamma, all in integer arithmetic, so that no floating-point
+ * rounding can bias or leak through the noise.  Doubles appear only in
+ * cc_dgauss_variance(), which describes the noise for error bars.
+ */
+#ifndef CC_GAUSSIAN_H
+#define CC_GAUSSIAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mechanism.h"			/* cc_status */
+#include "noise.h"
+
+/*
+ * sigma^2 is held exactly as a cc_scale num / den, reduced or not, with both
+ * parts between 1 and CC_DGAUSS_MAX_PART.  In that range every product the
+ * sampler forms fits in 128 bits (see gaussian.c), so sigma^2 is at most
+ * 2^62 (sigma about 2.1e9).
+ */
+#define CC_DGAUSS_MAX_PART (UINT64_C(1) << 62)
+
+/*
+ * Can the sampler take sigma2?  CC_OK, or CC_SCALE_TOO_LARGE for a part
+ * that is 0 or above CC_DGAUSS_MAX_PART: a noise parameter outside what the
+ * samplers can draw exactly.  No other status, so that the glue's report of
+ * statuses needs no new case.
+ */
+extern cc_status cc_dgauss_check(cc_scale sigma2);
+
+/*
+ * One draw of the discrete Gaussian with variance parameter sigma2 into *out;
+ * returns cc_dgauss_check(sigma2) and draws only when that is CC_OK.  Values
+ * stay far inside int64: |x| above 2^40 has probability about exp(-2^17) at
+ * the largest sigma^2.
+ */
+extern cc_status cc_dgauss_draw(cc_rng *rng, cc_scale sigma2, int64_t *out);
+
+/*
+ * The exact variance of the discrete Gaussian, below sigma^2 for small
+ * sigma^2 (0.2150 at sigma^2 = 1/4, 1 - 2e-7 at 1), equal to it within double
+ * precision from sigma^2 = 4 on.  For error bars only; 0 when sigma2 is
+ * refused by cc_dgauss_check().
+ */
+extern double cc_dgauss_variance(cc_scale sigma2);
+
+/*
+ * The exact building blocks, for the unit tests: Bernoulli(exp(-num/den))
+ * for 128-bit num >= 0 and den >= 1, Bernoulli(exp(-a^2/q)) for a >= 0 and
+ * q >= 1 (a^2 may exceed 128 bits), and floor(sqrt(x)).
+ */
+extern bool cc_bernoulli_exp_wide(cc_rng *rng, unsigned __int128 num,
+								  unsigned __int128 den);
+extern bool cc_bernoulli_exp_square(cc_rng *rng, unsigned __int128 a,
+									unsigned __int128 q);
+extern uint64_t cc_isqrt(uint64_t x);
+
+#endif							/* CC_GAUSSIAN_H */
