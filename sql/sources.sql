@@ -91,8 +91,8 @@ WHERE ledger IN ('growth', 'signups_data') ORDER BY at, ledger;
 -- but with probability below e^-499, so the counts are the bounded ones.  Each
 -- user keeps the group of its first row and at most 2 rows in it: user 41
 -- adds 1 to 'fr' (its first minute), not 1000 rows.
-SELECT contcount.create_ledger('exact', 3000);
-SELECT contcount.alter_ledger('signups_data', 3010);
+SELECT contcount.create_ledger('exact', 4000);
+SELECT contcount.alter_ledger('signups_data', 4010);
 SET contcount.ledger = 'exact';
 SELECT key, noisy_count FROM contcount.source_counts('signups', 1000, 'country');
 SELECT country, count(*) FROM (
@@ -119,6 +119,19 @@ SELECT e.k, e.t, e.exact, r.noisy_count = e.exact AS same
 FROM contcount.source_running_counts('signups', 1000, '1 day', '2026-01-01 00:00+00', 3,
                                      dimension => 'country') r
 JOIN expected_running e ON e.k = r.key AND e.t = r.t ORDER BY e.k, e.t;
+-- With two groups a person, three rows: user 41 keeps its rows in its first
+-- two groups ('fr', 'de'), and the rule written in plain SQL agrees.
+SELECT contcount.protect_table('signups_g2', 'test.enrolments', 'user_id', 'at', 'signups_data',
+                               max_rows => 3, max_groups => 2);
+SELECT contcount.source_dimension('signups_g2', 'country', ARRAY['fr', 'de', 'us', 'zz']);
+WITH r AS (SELECT user_id AS u, country AS k, at AS t FROM test.enrolments
+           WHERE user_id IS NOT NULL AND country IN ('fr', 'de', 'us', 'zz')),
+f AS (SELECT *, min(t) OVER (PARTITION BY u, k) AS ft FROM r),
+g AS (SELECT *, dense_rank() OVER (PARTITION BY u ORDER BY ft, k) AS g FROM f),
+kept AS (SELECT *, row_number() OVER (PARTITION BY u ORDER BY t, k) AS n FROM g WHERE g <= 2),
+expected AS (SELECT k, count(*) FILTER (WHERE n <= 3) AS exact FROM kept GROUP BY k)
+SELECT r.key, r.noisy_count, COALESCE(e.exact, 0) AS exact
+FROM contcount.source_counts('signups_g2', 1000, 'country') r LEFT JOIN expected e ON e.k = r.key;
 -- neighbours: without every row of user 41, each count moves by at most
 -- max_rows = 2 in all (here by 1, in 'fr')
 BEGIN;

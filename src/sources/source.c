@@ -377,6 +377,8 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
 	char	   *unit;
 	char	   *time;
 	char	   *key;
+	char	   *rows;
+	char	   *kept;
 	StringInfoData sql;
 
 	if (relname == NULL)
@@ -391,31 +393,46 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
 	key = dimension != InvalidAttrNumber ?
 		psprintf("(%s)::pg_catalog.text", column_sql(source, dimension)) : pstrdup("''::pg_catalog.text");
 	initStringInfo(&sql);
+	rows = psprintf("SELECT %s AS unit, %s AS key, %s AS t, %s AS step FROM %s"
+					" WHERE %s IS NOT NULL AND %s OPERATOR(pg_catalog.=) ANY ($1)%s",
+					unit, key, time,
+					stepped ?
+					psprintf("pg_catalog.int8(pg_catalog.floor((EXTRACT(EPOCH FROM (%s)::pg_catalog.timestamptz "
+							 "OPERATOR(pg_catalog.-) $4)) OPERATOR(pg_catalog./) EXTRACT(EPOCH FROM $5)))",
+							 time) : "0",
+					table, unit, key,
+					stepped ?
+					psprintf(" AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $4"
+							 " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $6", time, time) : "");
+
+	/*
+	 * The kept rows of every unit: those of its first max_groups groups (by
+	 * their first row's time, then key), and of them the first max_rows (by
+	 * time, then key).  With one group, the group is the key of the unit's
+	 * first row, found in the same sort as the rows' order.
+	 */
+	if (source->max_groups == 1)
+		kept = psprintf("SELECT key, step, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
+						" FROM (SELECT unit, key, t, step, pg_catalog.first_value(key) OVER"
+						"  (PARTITION BY unit ORDER BY t, key) AS first FROM (%s) rows) firsts"
+						" WHERE key OPERATOR(pg_catalog.=) first", rows);
+	else
+		kept = psprintf("SELECT key, step, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
+						" FROM (SELECT unit, key, t, step, pg_catalog.dense_rank() OVER"
+						"  (PARTITION BY unit ORDER BY first_t, key) AS g"
+						"  FROM (SELECT unit, key, t, step, pg_catalog.min(t) OVER (PARTITION BY unit, key) AS first_t"
+						"   FROM (%s) rows) firsts) groups"
+						" WHERE g OPERATOR(pg_catalog.<=) $2", rows);
 	appendStringInfo(&sql,
 					 "SELECT k.ord, %s "
 					 "FROM pg_catalog.unnest($1) WITH ORDINALITY AS k(key, ord) "
-					 "%s JOIN (SELECT key, step, pg_catalog.count(*) AS n FROM ("
-					 " SELECT key, step, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
-					 " FROM (SELECT unit, key, t, step, pg_catalog.dense_rank() OVER"
-					 "  (PARTITION BY unit ORDER BY first_t, key) AS g"
-					 "  FROM (SELECT unit, key, t, step, pg_catalog.min(t) OVER (PARTITION BY unit, key) AS first_t"
-					 "   FROM (SELECT %s AS unit, %s AS key, %s AS t, %s AS step FROM %s"
-					 "    WHERE %s IS NOT NULL AND %s OPERATOR(pg_catalog.=) ANY ($1)%s) rows) firsts) groups"
-					 " WHERE g OPERATOR(pg_catalog.<=) $2) kept"
+					 "%s JOIN (SELECT key, step, pg_catalog.count(*) AS n FROM (%s) kept"
 					 " WHERE r OPERATOR(pg_catalog.<=) $3 GROUP BY key, step) c"
 					 " ON c.key OPERATOR(pg_catalog.=) k.key "
 					 "ORDER BY k.ord%s",
 					 stepped ? "c.step, c.n" : "COALESCE(c.n, 0)",
 					 stepped ? "" : "LEFT",
-					 unit, key, time,
-					 stepped ?
-					 psprintf("pg_catalog.int8(pg_catalog.floor((EXTRACT(EPOCH FROM (%s)::pg_catalog.timestamptz "
-							  "OPERATOR(pg_catalog.-) $4)) OPERATOR(pg_catalog./) EXTRACT(EPOCH FROM $5)))",
-							  time) : "0",
-					 table, unit, key,
-					 stepped ?
-					 psprintf(" AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $4"
-							  " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $6", time, time) : "",
+					 kept,
 					 stepped ? ", c.step" : "");
 	return sql.data;
 }
