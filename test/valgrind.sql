@@ -32,4 +32,13 @@ SELECT count(*) FROM contcount.charges;
 -- the store's export and import: a ledger it knows is kept or raised
 SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
 SELECT * FROM contcount.import_ledgers(jsonb_set(contcount.export_ledgers(), '{ledgers,0,spent_units}', '999999999999'));
+-- a protected source: declared, released from per key and per step
+CREATE TABLE visits (person int, region text, at timestamptz);
+INSERT INTO visits SELECT i % 37, (ARRAY['n', 's'])[1 + i % 2], '2026-01-01'::timestamptz + i * interval '1 hour' FROM generate_series(1, 300) i;
+SELECT contcount.create_ledger('vg_data', 10);
+SELECT contcount.create_ledger('vg_team', 10);
+SELECT contcount.protect_table('visits', 'visits', 'person', 'at', 'vg_data', max_rows => 3, max_groups => 2);
+SELECT contcount.source_dimension('visits', 'region', ARRAY['n', 's', 'e']);
+SELECT count(*) FROM contcount.source_counts('visits', 0.5, 'region', ledger => 'vg_team');
+SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team');
 SELECT contcount.drop_counter('c');
