@@ -62,6 +62,14 @@ AS 'MODULE_PATHNAME', 'contcount_source_dimension'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION contcount.source_dimension(text, text, text[]) FROM PUBLIC;
 
+-- Dropping a source drops its dimensions and grants; the table and the
+-- ledgers stay, and so does what was spent.
+CREATE FUNCTION contcount.drop_source(source text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_drop_source'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.drop_source(text) FROM PUBLIC;
+
 CREATE FUNCTION contcount.grant_source(source text, role regrole)
 RETURNS void
 AS 'MODULE_PATHNAME', 'contcount_grant_source'

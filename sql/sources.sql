@@ -155,3 +155,8 @@ DROP ROLE regress_src_analyst;
 DROP TABLE test.enrolments;
 SELECT test.error_of($$SELECT * FROM contcount.source_counts('signups', 1, ledger => 'growth')$$);
 SELECT name, spent FROM contcount.ledgers WHERE name IN ('growth', 'signups_data') ORDER BY name;
+-- Dropping a source: releases refused from then on, before any charge.
+SELECT contcount.drop_source('signups_g2');
+SELECT test.error_of($$SELECT * FROM contcount.source_counts('signups_g2', 1, ledger => 'growth')$$);
+SELECT test.error_of($$SELECT contcount.drop_source('signups_g2')$$);
+SELECT name, spent FROM contcount.ledgers WHERE name = 'growth';

@@ -106,11 +106,18 @@ require_time_type(Oid relid, AttrNumber attnum)
 				 errmsg("the time column of a protected source must be a timestamptz, a timestamp or a date")));
 }
 
-/* The source's row, as committed now; an error if there is none.  Owner scope. */
+/*
+ * The source's row, as committed now (and, for management, with the current
+ * transaction's changes, so that a source can be declared, given keys and
+ * granted in one transaction); an error if there is none.  Owner scope.
+ */
 static Source
-read_source(const char *name)
+read_source(const char *name, bool committed_only)
 {
 	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr own_plan = NULL;
+	static const char *sql = "SELECT relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups "
+		"FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1";
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	Source		source;
@@ -118,9 +125,10 @@ read_source(const char *name)
 	TupleDesc	desc;
 	bool		isnull;
 
-	owner_read_committed(&plan, "SELECT relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups "
-						 "FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
-						 1, types, values, NULL);
+	if (committed_only)
+		owner_read_committed(&plan, sql, 1, types, values, NULL);
+	else
+		owner_run(&own_plan, sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -274,7 +282,7 @@ contcount_source_dimension(PG_FUNCTION_ARGS)
 					 errmsg("keys must not be null")));
 
 	owner_begin(&scope);
-	source = read_source(name);
+	source = read_source(name, false);
 	attnum = get_attnum(source.relid, column);
 	if (attnum <= 0)
 		ereport(ERROR,
@@ -317,7 +325,7 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("role must not be null")));
 	owner_begin(&scope);
-	(void) read_source(name);
+	(void) read_source(name, false);
 	values[0] = CStringGetTextDatum(name);
 	values[1] = PG_GETARG_DATUM(1);
 	if (grant)
@@ -328,6 +336,28 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 				  "WHERE source OPERATOR(pg_catalog.=) $1 AND role_id OPERATOR(pg_catalog.=) $2",
 				  2, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
+}
+
+/* drop_source(source): releases from it are refused from then on. */
+PG_FUNCTION_INFO_V1(contcount_drop_source);
+Datum
+contcount_drop_source(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan = NULL;
+	char	   *name = text_arg(fcinfo, 0, "source name");
+	OwnerScope	scope;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	owner_begin(&scope);
+	owner_run(&plan, "DELETE FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, SPI_OK_DELETE);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("protected source \"%s\" does not exist", name)));
+	owner_end(&scope);
+	PG_RETURN_VOID();
 }
 
 PG_FUNCTION_INFO_V1(contcount_grant_source);
@@ -464,7 +494,7 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 	bool		isnull;
 
 	owner_begin(&scope);
-	release->source = read_source(name);
+	release->source = read_source(name, true);
 	if (!source_granted(name, scope.caller))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
