@@ -11,7 +11,7 @@ CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
 	src/core/mech_honaker.c src/core/mech_smooth_binary.c src/core/choice.c \
 	src/core/gaussian.c
 # The PostgreSQL glue: one folder per subsystem, one file per concern.
-GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c) \
+GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c args.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
 		noisy_count.c) \
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c) \

@@ -42,6 +42,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
+#include "common/args.h"
 #include "common/owner_spi.h"
 #include "common/settings.h"
 #include "ledger/ledger.h"
@@ -234,16 +235,6 @@ require_admin(const OwnerScope *scope, const char *name)
 	return row;
 }
 
-static char *
-text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", what)));
-	return TextDatumGetCString(PG_GETARG_DATUM(argno));
-}
-
 /* A budget as a whole number of 1e-9 epsilon units. */
 static Datum
 budget_arg(FunctionCallInfo fcinfo, int argno)
@@ -387,7 +378,7 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan1 = NULL;
 	static SPIPlanPtr plan2 = NULL;
-	char	   *name = text_arg(fcinfo, 0, "ledger name");
+	char	   *name = arg_text(fcinfo, 0, "ledger name");
 	NullableDatum budget = {budget_arg(fcinfo, 1), false};
 	NullableDatum none = {(Datum) 0, true};
 	int64		id;
@@ -451,7 +442,7 @@ Datum
 contcount_alter_ledger(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "ledger name");
+	char	   *name = arg_text(fcinfo, 0, "ledger name");
 	NullableDatum budget = {budget_arg(fcinfo, 1), false};
 	NullableDatum old;
 	OwnerScope	scope;
@@ -476,7 +467,7 @@ Datum
 contcount_drop_ledger(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "ledger name");
+	char	   *name = arg_text(fcinfo, 0, "ledger name");
 	NullableDatum old;
 	NullableDatum none = {(Datum) 0, true};
 	OwnerScope	scope;
@@ -502,7 +493,7 @@ Datum
 contcount_grant_ledger(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "ledger name");
+	char	   *name = arg_text(fcinfo, 0, "ledger name");
 	OwnerScope	scope;
 	LedgerRow	row;
 	Oid			types[3] = {INT8OID, OIDOID, BOOLOID};
@@ -529,7 +520,7 @@ Datum
 contcount_revoke_ledger(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "ledger name");
+	char	   *name = arg_text(fcinfo, 0, "ledger name");
 	OwnerScope	scope;
 	LedgerRow	row;
 	Oid			types[2] = {INT8OID, OIDOID};

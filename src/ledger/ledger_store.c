@@ -888,19 +888,20 @@ refuse_in_recovery(void)
 				 errdetail("A standby shows what was spent but cannot record a charge.")));
 }
 
-void
-ledger_store_create(int64 ledger, const char *name, Oid role)
+/*
+ * Append the creation of a ledger in this database under name (which it is
+ * found by again after a dropped extension).  Exclusive lock held.
+ */
+static XLogRecPtr
+append_creation(int64 ledger, const char *name, Oid role, TimestampTz at)
 {
 	char		buf[ITEM_MAX];
 	StoreCharge creation = {
-		.at = GetCurrentTimestamp(),.role = role,.ledger = ledger,
+		.at = at,.role = role,.ledger = ledger,
 		.function = "create_ledger",.statement = name
 	};
 	StoreItem  *item;
 
-	refuse_in_recovery();
-	lock_store(LW_EXCLUSIVE);
-	refuse_if_damaged();
 	if (hash_get_num_entries(sums) >= contcount_max_ledgers)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -909,8 +910,17 @@ ledger_store_create(int64 ledger, const char *name, Oid role)
 				 errhint("Raise contcount.max_ledgers and restart the server.")));
 	item = build_item(buf, ITEM_CREATED, ledger, 0, &creation, NULL);
 	item->database = MyDatabaseId;
+	return append_item(item);
+}
+
+void
+ledger_store_create(int64 ledger, const char *name, Oid role)
+{
+	refuse_in_recovery();
+	lock_store(LW_EXCLUSIVE);
+	refuse_if_damaged();
 	/* flushed by the commit of the catalog row, which follows it in WAL */
-	(void) append_item(item);
+	(void) append_creation(ledger, name, role, GetCurrentTimestamp());
 	LWLockRelease(store->lock);
 }
 
@@ -1078,21 +1088,7 @@ ledger_store_import(int64 ledger, const char *name, TimestampTz created_at, Oid 
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
 	if (sum == NULL)
 	{
-		StoreCharge creation = {
-			.at = created_at,.role = created_by,.ledger = ledger,
-			.function = "create_ledger",.statement = name
-		};
-		StoreItem  *item;
-
-		if (hash_get_num_entries(sums) >= contcount_max_ledgers)
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
-							contcount_max_ledgers),
-					 errhint("Raise contcount.max_ledgers and restart the server.")));
-		item = build_item(buf, ITEM_CREATED, ledger, 0, &creation, NULL);
-		item->database = MyDatabaseId;
-		last = append_item(item);
+		last = append_creation(ledger, name, created_by, created_at);
 		for (int i = 0; i < ncharges; i++)
 			last = append_item(build_item(buf, charges[i].refund ? ITEM_REFUND : ITEM_CHARGE,
 										  ledger, charges[i].epsilon_units, &charges[i],

@@ -47,6 +47,7 @@
 #include "utils/timestamp.h"
 #include "common/int.h"
 
+#include "common/args.h"
 #include "common/owner_spi.h"
 #include "common/report.h"
 #include "ledger/ledger.h"
@@ -66,21 +67,11 @@ typedef struct Source
 	int32		max_groups;
 } Source;
 
-static char *
-text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", what)));
-	return TextDatumGetCString(PG_GETARG_DATUM(argno));
-}
-
 /* A live column of the table, by name. */
 static AttrNumber
 column_arg(FunctionCallInfo fcinfo, int argno, Oid relid, const char *what)
 {
-	char	   *column = text_arg(fcinfo, argno, what);
+	char	   *column = arg_text(fcinfo, argno, what);
 	AttrNumber	attnum = get_attnum(relid, column);
 
 	if (attnum <= 0)
@@ -180,11 +171,11 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr ledger_plan = NULL;
 	static SPIPlanPtr plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *name = arg_text(fcinfo, 0, "source name");
 	Oid			relid;
 	AttrNumber	unit;
 	AttrNumber	time;
-	char	   *ledger = text_arg(fcinfo, 4, "ledger");
+	char	   *ledger = arg_text(fcinfo, 4, "ledger");
 	int32		max_rows;
 	int32		max_groups;
 	OwnerScope	scope;
@@ -248,8 +239,8 @@ contcount_source_dimension(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	static SPIPlanPtr distinct_plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "source name");
-	char	   *column = text_arg(fcinfo, 1, "dimension column");
+	char	   *name = arg_text(fcinfo, 0, "source name");
+	char	   *column = arg_text(fcinfo, 1, "dimension column");
 	bool		isnull;
 	OwnerScope	scope;
 	Source		source;
@@ -315,7 +306,7 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 {
 	static SPIPlanPtr grant_plan = NULL;
 	static SPIPlanPtr revoke_plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *name = arg_text(fcinfo, 0, "source name");
 	OwnerScope	scope;
 	Oid			types[2] = {TEXTOID, OIDOID};
 	Datum		values[2];
@@ -344,7 +335,7 @@ Datum
 contcount_drop_source(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *name = arg_text(fcinfo, 0, "source name");
 	OwnerScope	scope;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
@@ -588,7 +579,7 @@ Datum
 contcount_source_counts(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *name = arg_text(fcinfo, 0, "source name");
 	char	   *dimension = PG_ARGISNULL(2) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(2));
 	char	   *ledger = PG_ARGISNULL(3) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(3));
 	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
@@ -649,12 +640,12 @@ Datum
 contcount_source_running_counts(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = text_arg(fcinfo, 0, "source name");
+	char	   *name = arg_text(fcinfo, 0, "source name");
 	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
 	Interval   *step;
 	TimestampTz start;
 	int64		steps;
-	char	   *mechanism = text_arg(fcinfo, 5, "mechanism");
+	char	   *mechanism = arg_text(fcinfo, 5, "mechanism");
 	char	   *dimension = PG_ARGISNULL(6) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(6));
 	char	   *ledger = PG_ARGISNULL(7) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(7));
 	NullableDatum horizon;
