@@ -48,6 +48,15 @@ SELECT pg_catalog.pg_extension_config_dump('contcount.source', '');
 SELECT pg_catalog.pg_extension_config_dump('contcount.source_dimension', '');
 SELECT pg_catalog.pg_extension_config_dump('contcount.source_grant', '');
 
+-- The bounding rule, as a window function over a unit's rows in time order
+-- (then key): whether the row is kept.  Only the extension's own queries
+-- call it.
+CREATE FUNCTION contcount.bounded_keep(key text, max_rows integer, max_groups integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'contcount_bounded_keep'
+LANGUAGE C WINDOW VOLATILE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION contcount.bounded_keep(text, integer, integer) FROM PUBLIC;
+
 -- Declaring: superusers, or roles a superuser grants EXECUTE.
 CREATE FUNCTION contcount.protect_table(name text, relation regclass, unit_column text,
     time_column text, ledger text, max_rows integer DEFAULT 1, max_groups integer DEFAULT 1)

@@ -45,6 +45,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "windowapi.h"
 #include "common/int.h"
 
 #include "common/args.h"
@@ -426,29 +427,15 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
 					psprintf(" AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $4"
 							 " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $6", time, time) : "");
 
-	/*
-	 * The kept rows of every unit: those of its first max_groups groups (by
-	 * their first row's time, then key), and of them the first max_rows (by
-	 * time, then key).  With one group, the group is the key of the unit's
-	 * first row, found in the same sort as the rows' order.
-	 */
-	if (source->max_groups == 1)
-		kept = psprintf("SELECT key, step, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
-						" FROM (SELECT unit, key, t, step, pg_catalog.first_value(key) OVER"
-						"  (PARTITION BY unit ORDER BY t, key) AS first FROM (%s) rows) firsts"
-						" WHERE key OPERATOR(pg_catalog.=) first", rows);
-	else
-		kept = psprintf("SELECT key, step, pg_catalog.row_number() OVER (PARTITION BY unit ORDER BY t, key) AS r"
-						" FROM (SELECT unit, key, t, step, pg_catalog.dense_rank() OVER"
-						"  (PARTITION BY unit ORDER BY first_t, key) AS g"
-						"  FROM (SELECT unit, key, t, step, pg_catalog.min(t) OVER (PARTITION BY unit, key) AS first_t"
-						"   FROM (%s) rows) firsts) groups"
-						" WHERE g OPERATOR(pg_catalog.<=) $2", rows);
+	/* the kept rows of every unit, by bounded_keep in one pass of one sort */
+	kept = psprintf("SELECT key, step FROM (SELECT key, step, contcount.bounded_keep(key, $3, $2)"
+					" OVER (PARTITION BY unit ORDER BY t, key) AS keep FROM (%s) rows) marked"
+					" WHERE keep", rows);
 	appendStringInfo(&sql,
 					 "SELECT k.ord, %s "
 					 "FROM pg_catalog.unnest($1) WITH ORDINALITY AS k(key, ord) "
 					 "%s JOIN (SELECT key, step, pg_catalog.count(*) AS n FROM (%s) kept"
-					 " WHERE r OPERATOR(pg_catalog.<=) $3 GROUP BY key, step) c"
+					 " GROUP BY key, step) c"
 					 " ON c.key OPERATOR(pg_catalog.=) k.key "
 					 "ORDER BY k.ord%s",
 					 stepped ? "c.step, c.n" : "COALESCE(c.n, 0)",
@@ -456,6 +443,86 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
 					 kept,
 					 stepped ? ", c.step" : "");
 	return sql.data;
+}
+
+/*
+ * bounded_keep(key, max_rows, max_groups) OVER (PARTITION BY unit ORDER BY
+ * time, key): whether the rule keeps this row.  Rows come in the unit's
+ * time order, so a group's rank is known at its first row: the first
+ * max_groups distinct keys are the kept groups (ranked by their first row's
+ * time, then key), and their rows are kept up to max_rows.  One pass, no
+ * row looked at twice, so the bounding costs what a row_number() does.
+ * Keys compare as bytes, as the database's deterministic collation does.
+ */
+typedef struct KeepState
+{
+	MemoryContext groups_cxt;	/* the partition's kept keys */
+	text	  **groups;
+	int			ngroups;
+	int			groups_size;
+	int64		kept_rows;
+	int32		max_rows;
+	int32		max_groups;
+} KeepState;
+
+PG_FUNCTION_INFO_V1(contcount_bounded_keep);
+Datum
+contcount_bounded_keep(PG_FUNCTION_ARGS)
+{
+	WindowObject winobj = PG_WINDOW_OBJECT();
+	int64		pos = WinGetCurrentPosition(winobj);
+	KeepState  *state = fcinfo->flinfo->fn_extra;
+	bool		isnull;
+	Datum		key_datum;
+	text	   *key;
+	int			found = -1;
+
+	/* no row before this one is needed again */
+	WinSetMarkPosition(winobj, pos);
+	if (state == NULL)
+	{
+		state = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(KeepState));
+		state->groups_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "contcount kept groups",
+												  ALLOCSET_SMALL_SIZES);
+		fcinfo->flinfo->fn_extra = state;
+	}
+	if (pos == 0)
+	{
+		/* the bounds are constants: read once a partition */
+		state->max_rows = DatumGetInt32(WinGetFuncArgCurrent(winobj, 1, &isnull));
+		state->max_groups = DatumGetInt32(WinGetFuncArgCurrent(winobj, 2, &isnull));
+		MemoryContextReset(state->groups_cxt);
+		state->groups_size = 4;
+		state->groups = MemoryContextAlloc(state->groups_cxt, state->groups_size * sizeof(text *));
+		state->ngroups = 0;
+		state->kept_rows = 0;
+	}
+	/* a unit's rows past its bound cost nothing more */
+	if (state->kept_rows >= state->max_rows)
+		PG_RETURN_BOOL(false);
+	key_datum = WinGetFuncArgCurrent(winobj, 0, &isnull);
+	if (isnull)
+		PG_RETURN_BOOL(false);
+	key = DatumGetTextPP(key_datum);
+	for (int i = 0; i < state->ngroups && found < 0; i++)
+		if (VARSIZE_ANY_EXHDR(state->groups[i]) == VARSIZE_ANY_EXHDR(key) &&
+			memcmp(VARDATA_ANY(state->groups[i]), VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)) == 0)
+			found = i;
+	if (found < 0 && state->ngroups < state->max_groups)
+	{
+		if (state->ngroups == state->groups_size)
+		{
+			state->groups_size *= 2;
+			state->groups = repalloc(state->groups, state->groups_size * sizeof(text *));
+		}
+		state->groups[state->ngroups] = MemoryContextAlloc(state->groups_cxt, VARSIZE_ANY(key));
+		memcpy(state->groups[state->ngroups], key, VARSIZE_ANY(key));
+		found = state->ngroups++;
+	}
+	if (found < 0)
+		PG_RETURN_BOOL(false);
+	state->kept_rows++;
+	PG_RETURN_BOOL(true);
 }
 
 /*
