@@ -112,3 +112,29 @@ CREATE FUNCTION contcount.source_running_counts(source text, epsilon float8, ste
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The sources the current role may release from (all, for superusers), one
+-- row per declared dimension with its keys: what a release can ask for.
+-- security_barrier: a function of the caller's in a WHERE clause sees only
+-- the rows the view lets through.
+CREATE VIEW contcount.sources WITH (security_barrier) AS
+SELECT s.name,
+       s.relid::pg_catalog.regclass AS relation,
+       (SELECT a.attname FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid OPERATOR(pg_catalog.=) s.relid
+          AND a.attnum OPERATOR(pg_catalog.=) s.unit_attnum) AS unit_column,
+       (SELECT a.attname FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid OPERATOR(pg_catalog.=) s.relid
+          AND a.attnum OPERATOR(pg_catalog.=) s.time_attnum) AS time_column,
+       s.max_rows,
+       s.max_groups,
+       (SELECT l.name FROM contcount.ledger l WHERE l.id OPERATOR(pg_catalog.=) s.ledger_id) AS ledger,
+       d.name AS dimension,
+       d.keys
+FROM contcount.source s
+LEFT JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) s.name
+WHERE EXISTS (SELECT 1 FROM contcount.source_grant g
+              WHERE g.source OPERATOR(pg_catalog.=) s.name
+                AND pg_catalog.pg_has_role(CURRENT_USER, g.role_id, 'USAGE'))
+   OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER);
+GRANT SELECT ON contcount.sources TO PUBLIC;

@@ -61,6 +61,11 @@ COPY test.visits_jan TO STDOUT;
 COPY (SELECT 1 FROM test.visits_by_month) TO STDOUT;
 -- the statistics the planner keeps show nothing of a table one cannot read
 SELECT count(*) AS stats_rows FROM pg_stats WHERE tablename LIKE 'visits%';
+-- the analyst sees the source granted, not the other; a leaky function in
+-- the WHERE clause sees no more than the view lets through
+CREATE FUNCTION pg_temp.leak(text) RETURNS boolean LANGUAGE plpgsql COST 0.0000001 AS
+$$ BEGIN RAISE NOTICE 'seen: %', $1; RETURN true; END $$;
+SELECT name, dimension FROM contcount.sources WHERE pg_temp.leak(name) ORDER BY name;
 -- the data's ledger is not the analyst's to see
 SELECT name FROM contcount.ledgers ORDER BY name;
 

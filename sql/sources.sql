@@ -50,6 +50,9 @@ SELECT s, test.error_of(s) FROM (VALUES
 -- of user 41 are not declared, so never appear.  Noise of scale
 -- max_rows / epsilon = 2.
 SELECT test.error_of('SELECT count(*) FROM test.enrolments');
+-- what the analyst may ask for
+SELECT name, relation, unit_column, time_column, max_rows, max_groups, ledger, dimension, keys
+FROM contcount.sources ORDER BY name, dimension;
 SELECT key, noisy_count IS NOT NULL AS released, round(stddev::numeric, 4) AS stddev
 FROM contcount.source_counts('signups', 1, 'country');
 -- charged once for all keys (the analyst sees the team's ledger; the
