@@ -74,6 +74,7 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.source_counts('signups', 2)$$),
     ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 month', now(), 3)$$),
     ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '-1 day', now(), 3)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '2000000000 days', now(), 3)$$),
     ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 0)$$),
     ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 3, 'nope')$$),
     ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', 'infinity', 3)$$),

@@ -20,3 +20,28 @@ arg_text(FunctionCallInfo fcinfo, int argno, const char *what)
 				 errmsg("%s must not be null", what)));
 	return TextDatumGetCString(PG_GETARG_DATUM(argno));
 }
+
+Datum
+arg_required(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+	return PG_GETARG_DATUM(argno);
+}
+
+int64
+step_usecs(Interval *step)
+{
+	int64		usecs;
+
+	if (step->month != 0 ||
+		__builtin_mul_overflow((int64) step->day, USECS_PER_DAY, &usecs) ||
+		__builtin_add_overflow(usecs, step->time, &usecs) ||
+		usecs < USECS_PER_SEC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("step must be at least 1 second, in days, hours, minutes or seconds")));
+	return usecs;
+}

@@ -6,8 +6,19 @@
 #define CONTCOUNT_ARGS_H
 
 #include "fmgr.h"
+#include "datatype/timestamp.h"
 
 /* A text argument as a C string; 22004 naming what if it is null. */
 extern char *arg_text(FunctionCallInfo fcinfo, int argno, const char *what);
+
+/* An argument that must not be null (22004 naming what), as a Datum. */
+extern Datum arg_required(FunctionCallInfo fcinfo, int argno, const char *what);
+
+/*
+ * A step of time as microseconds: days (of 24 hours), hours, minutes and
+ * seconds, at least one second; months are not all the same length.  22023
+ * otherwise.
+ */
+extern int64 step_usecs(Interval *step);
 
 #endif							/* CONTCOUNT_ARGS_H */

@@ -33,6 +33,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "common/args.h"
 #include "common/owner_spi.h"
 #include "common/settings.h"
 #include "counters/counter.h"
@@ -220,21 +221,6 @@ counter_place_here(CounterPlace *place)
 	place->database = MyDatabaseId;
 	place->table = table;
 	return true;
-}
-
-static int64
-step_usecs(Interval *step)
-{
-	int64		usecs;
-
-	if (step->month != 0 ||
-		__builtin_mul_overflow((int64) step->day, USECS_PER_DAY, &usecs) ||
-		__builtin_add_overflow(usecs, step->time, &usecs) ||
-		usecs < USECS_PER_SEC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("step must be at least 1 second, in days, hours, minutes or seconds")));
-	return usecs;
 }
 
 /*

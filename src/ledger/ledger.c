@@ -526,14 +526,10 @@ contcount_revoke_ledger(PG_FUNCTION_ARGS)
 	Oid			types[2] = {INT8OID, OIDOID};
 	Datum		values[2];
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("role must not be null")));
+	values[1] = arg_required(fcinfo, 1, "role");
 	owner_begin(&scope);
 	row = require_admin(&scope, name);
 	values[0] = Int64GetDatum(row.id);
-	values[1] = PG_GETARG_DATUM(1);
 	owner_run(&plan, "DELETE FROM contcount.ledger_grant "
 			  "WHERE ledger_id OPERATOR(pg_catalog.=) $1 AND role_id OPERATOR(pg_catalog.=) $2",
 			  2, types, values, NULL, SPI_OK_DELETE);

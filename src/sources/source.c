@@ -312,14 +312,10 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 	Oid			types[2] = {TEXTOID, OIDOID};
 	Datum		values[2];
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("role must not be null")));
+	values[1] = arg_required(fcinfo, 1, "role");
 	owner_begin(&scope);
 	(void) read_source(name, false);
 	values[0] = CStringGetTextDatum(name);
-	values[1] = PG_GETARG_DATUM(1);
 	if (grant)
 		owner_run(&grant_plan, "INSERT INTO contcount.source_grant (source, role_id) VALUES ($1, $2) "
 				  "ON CONFLICT DO NOTHING", 2, types, values, NULL, SPI_OK_INSERT);
@@ -734,11 +730,8 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	step = PG_GETARG_INTERVAL_P(2);
 	start = PG_GETARG_TIMESTAMPTZ(3);
 	steps = PG_GETARG_INT64(4);
-	if (step->month != 0 || step->day < 0 || step->time < 0 || (step->day == 0 && step->time == 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("step must be a positive interval of days, hours, minutes or seconds"),
-				 errhint("Months and years are not all the same length: use days.")));
+	/* steps of a fixed length, as the counters' steps: a day is 24 hours here */
+	step_usec = step_usecs(step);
 	if (TIMESTAMP_NOT_FINITE(start))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -754,8 +747,6 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a running release holds at most %d counts (keys times steps)", MAX_CELLS)));
-	/* steps of a fixed length, in microseconds: a day is 24 hours here */
-	step_usec = step->day * USECS_PER_DAY + step->time;
 	if (pg_mul_s64_overflow(step_usec, steps, &end) || pg_add_s64_overflow(start, end, &end) ||
 		!IS_VALID_TIMESTAMP(end))
 		ereport(ERROR,
