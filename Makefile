@@ -2,14 +2,11 @@
 
 EXTENSION = contcount
 MODULE_big = contcount
-DATA = contcount--0.1.sql contcount--0.1--0.2.sql contcount--0.2--0.3.sql contcount--0.3--0.4.sql
+DATA = $(sort $(wildcard contcount--*.sql))
 PGFILEDESC = "contcount - differentially private running counts"
 
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
-CORE_SRCS = src/core/noise.c src/core/mechanism.c src/core/mech_simple.c \
-	src/core/mech_two_level.c src/core/mech_binary.c src/core/mech_hybrid.c \
-	src/core/mech_honaker.c src/core/mech_smooth_binary.c src/core/choice.c \
-	src/core/gaussian.c
+CORE_SRCS = $(sort $(wildcard src/core/*.c))
 # The PostgreSQL glue: one folder per subsystem, one file per concern.
 GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c args.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
