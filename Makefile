@@ -14,7 +14,7 @@ GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shm
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c) \
 	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
 		statement_rows.c) \
-	$(addprefix src/sources/,source.c)
+	$(addprefix src/sources/,source.c bounding.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
 REGRESS = setup mechanism running_count running_counts noisy_count ledger sources attack_sources attack_releases counters attack_search_path statistics

@@ -14,6 +14,53 @@
 -- Protected sources (issue 11)
 -- ---------------------------------------------------------------------
 
+-- The bounding rule becomes one ordered aggregate over each unit's rows in
+-- time order (then key), in place of a window function and the grouping
+-- after it: one sort and one pass.  It takes its bounds and keys from the
+-- release that runs it and refuses to run otherwise; only the extension's
+-- own queries call it.
+DROP FUNCTION contcount.bounded_keep(text, integer, integer);
+
+CREATE FUNCTION contcount.bounded_counts_step(internal, anyelement, text, timestamptz)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'contcount_bounded_counts_step'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.bounded_counts_step(internal, anyelement, text, timestamptz) FROM PUBLIC;
+
+CREATE FUNCTION contcount.bounded_counts_final(internal)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_bounded_counts_final'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.bounded_counts_final(internal) FROM PUBLIC;
+
+CREATE AGGREGATE contcount.bounded_counts(unit anyelement, key text, t timestamptz) (
+    SFUNC = contcount.bounded_counts_step,
+    STYPE = internal,
+    FINALFUNC = contcount.bounded_counts_final
+);
+REVOKE ALL ON FUNCTION contcount.bounded_counts(anyelement, text, timestamptz) FROM PUBLIC;
+
+-- Releases take a filter on public dimensions: a JSON object mapping
+-- dimensions to the declared keys whose rows count, such as
+-- '{"country": ["FR", "DE"]}'.  Rows that fail it are left out before
+-- bounding.
+DROP FUNCTION contcount.source_counts(text, float8, text, text);
+CREATE FUNCTION contcount.source_counts(source text, epsilon float8, dimension text DEFAULT NULL,
+    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL,
+    OUT key text, OUT noisy_count bigint, OUT stddev float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+DROP FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text);
+CREATE FUNCTION contcount.source_running_counts(source text, epsilon float8, step interval,
+    start timestamptz, steps bigint, mechanism text DEFAULT 'binary', dimension text DEFAULT NULL,
+    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL, OUT key text, OUT t bigint,
+    OUT step_start timestamptz, OUT noisy_count bigint, OUT stddev float8, OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- ---------------------------------------------------------------------
 -- zCDP ledgers (issue 13)
 -- ---------------------------------------------------------------------

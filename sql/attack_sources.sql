@@ -53,6 +53,10 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.protect_table('mine', 'test.visits_jan', 'person', 'at', 'visits_team')$$),
     ($$SELECT * FROM contcount.source_counts('visits', 1, 'person')$$),
     ($$SELECT * FROM contcount.source_counts('visits', 1, ledger => 'visits_data')$$),
+    ($$SELECT * FROM contcount.source_counts('visits', 1, filter => '{"person": ["1"]}')$$),
+    ($$SELECT * FROM contcount.source_counts('visits', 1, filter => '{"region": ["north'' OR true --"]}')$$),
+    ($$SELECT * FROM contcount.source_counts('visits', 1, filter => '{"region) OR (true": ["north"]}')$$),
+    ($$SELECT contcount.bounded_counts(person, region, at ORDER BY person, at, region) FROM (VALUES (1, 'north', now())) v(person, region, at)$$),
     ($$SELECT contcount.store_spent(1)$$),
     ($$SELECT * FROM contcount.store_charges()$$),
     ($$SELECT pg_catalog.pg_read_file('base')$$)

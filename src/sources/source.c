@@ -7,21 +7,18 @@
  * the bounds on one unit's contribution (at most max_rows rows, in at most
  * max_groups groups), the ledger that holds the data's budget, and public
  * dimensions with their declared keys.  A role granted the source releases
- * from it through source_counts(), which builds its query itself from the
- * declared columns (quoted identifiers, the declared keys as a parameter:
- * no SQL text from the caller) and runs it as the extension's owner with
- * search_path pinned.
+ * from it through source_counts() and source_running_counts(), which build
+ * their query themselves from the declared columns (quoted identifiers; the
+ * filters' keys, declared keys all, as parameters: no SQL text from the
+ * caller) and run it as the extension's owner with search_path pinned.
  *
- * Bounding, the documented rule: rows with a null unit are dropped; so are
- * rows whose key is not declared; each unit keeps its groups in the order of
- * their first row's time (ties by key) up to max_groups, and within them its
- * rows in time order (ties by key) up to max_rows.  Adding or removing all of
- * one unit's rows then moves the counts by at most max_rows in all, so
- * discrete Laplace noise of scale max_rows / epsilon on every key's count is
- * epsilon-DP for all keys together: one charge for all groups (parallel
- * composition, sound because contcount bounded the contributions, unlike
- * the GROUP BY of open SQL).  Every declared key gets a row, zeros included;
- * a key found only in the data never appears.
+ * Each unit's rows are bounded by the rule in bounding.c, after the filters,
+ * so that adding or removing all of one unit's rows moves the counts by at
+ * most max_rows in all: discrete Laplace noise of scale max_rows / epsilon
+ * on every key's count is epsilon-DP for all keys together, one charge for
+ * all groups (parallel composition, sound because contcount bounded the
+ * contributions, unlike the GROUP BY of open SQL).  Every declared key gets
+ * a row, zeros included; a key found only in the data never appears.
  *
  * The charge goes first to the caller's ledger (a team's quota), then to the
  * source's (the data's budget, which every team's releases add up in), and
@@ -35,17 +32,18 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/array.h"
+#include "utils/jsonb.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
-#include "windowapi.h"
 #include "common/int.h"
 
 #include "common/args.h"
@@ -53,6 +51,7 @@
 #include "common/report.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
+#include "sources/bounding.h"
 
 /* Most keys a dimension declares: each is a row of every release. */
 #define MAX_KEYS 100000
@@ -377,26 +376,150 @@ column_sql(const Source *source, AttrNumber attnum)
 	return pstrdup(quote_identifier(column));
 }
 
+/* Most filters a release takes: one per dimension, in practice. */
+#define MAX_FILTERS 16
+
 /*
- * The query of the bounded counts per key, for keys (its $1, a text[]), or
- * of all rows when the dimension is InvalidAttrNumber; $2 and $3 are
- * max_groups and max_rows.  It returns, for every key in the keys' order,
- * its position in them and its count; stepped, for rows whose time is in
- * [$4, $6), per step of width $5 (an interval without months) from $4: the
- * key's position, the step from 0 and the count, only where there are rows.
- * Rows outside the window are left out before bounding.  An error if the
- * table or a declared column is gone.
+ * What a release from a source needs, read as committed now, and checked
+ * before anything is charged: the source (granted to the caller), the
+ * dimension's keys (or one key for all rows), the filters, the source's
+ * ledger by name and the query with its parameters.  In the caller's memory.
+ */
+typedef struct SourceRelease
+{
+	Source		source;
+	bool		has_dimension;
+	Datum		keys;			/* text[], or 0 without a dimension */
+	int			nkeys;
+	Oid			unit_type;
+	Oid			unit_collation;
+	char	   *source_ledger;
+	char	   *sql;
+	int			nparams;
+	Oid			types[2 + MAX_FILTERS];
+	Datum		values[2 + MAX_FILTERS];
+} SourceRelease;
+
+/* A dimension of a source as committed: its column and declared keys. */
+static AttrNumber
+read_dimension(const char *source, const char *dimension, Datum *keys)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(source), CStringGetTextDatum(dimension)};
+	bool		isnull;
+
+	owner_read_committed(&plan, "SELECT attnum, keys FROM contcount.source_dimension "
+						 "WHERE source OPERATOR(pg_catalog.=) $1 AND name OPERATOR(pg_catalog.=) $2",
+						 2, types, values, NULL);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("protected source \"%s\" has no dimension \"%s\"", source, dimension)));
+	*keys = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	return DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+static void
+bad_filter(const char *message)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s", message),
+			 errhint("A filter is a JSON object mapping dimensions to arrays of their declared keys, "
+					 "such as '{\"country\": [\"FR\", \"DE\"]}'.")));
+}
+
+/*
+ * The filter's dimensions: for each, its column and the keys it keeps (a
+ * text[] in outer memory), all of them declared keys of a declared
+ * dimension.  Owner scope; returns how many.
+ */
+static int
+read_filters(const char *source, Jsonb *filter, AttrNumber *columns, Datum *wanted,
+			 MemoryContext outer)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken token;
+	int			nfilters = 0;
+
+	if (!JB_ROOT_IS_OBJECT(filter))
+		bad_filter("a filter must be a JSON object");
+	it = JsonbIteratorInit(&filter->root);
+	(void) JsonbIteratorNext(&it, &v, false);	/* the object's start */
+	while ((token = JsonbIteratorNext(&it, &v, false)) == WJB_KEY)
+	{
+		char	   *dimension = pnstrdup(v.val.string.val, v.val.string.len);
+		Datum		declared;
+		Datum	   *elems;
+		int			nelems;
+		bool	   *taken;
+		Datum	   *keys;
+		int			nkeys = 0;
+		MemoryContext old;
+
+		if (nfilters == MAX_FILTERS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a release takes at most %d filters", MAX_FILTERS)));
+		columns[nfilters] = read_dimension(source, dimension, &declared);
+		deconstruct_array(DatumGetArrayTypeP(declared), TEXTOID, -1, false, TYPALIGN_INT,
+						  &elems, NULL, &nelems);
+		keys = palloc_array(Datum, nelems);
+		taken = palloc0_array(bool, nelems);
+		if (JsonbIteratorNext(&it, &v, false) != WJB_BEGIN_ARRAY)
+			bad_filter(psprintf("the filter's keys of dimension \"%s\" must be a JSON array of strings",
+								  dimension));
+		while ((token = JsonbIteratorNext(&it, &v, false)) == WJB_ELEM)
+		{
+			text	   *key;
+			int			found = -1;
+
+			if (v.type != jbvString)
+				bad_filter(psprintf("the filter's keys of dimension \"%s\" must be a JSON array of strings",
+									  dimension));
+			key = cstring_to_text_with_len(v.val.string.val, v.val.string.len);
+			for (int k = 0; k < nelems && found < 0; k++)
+				if (DatumGetBool(DirectFunctionCall2Coll(texteq, C_COLLATION_OID, elems[k],
+														 PointerGetDatum(key))))
+					found = k;
+			if (found < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("\"%s\" is not a declared key of dimension \"%s\" of protected source \"%s\"",
+								text_to_cstring(key), dimension, source)));
+			/* the declared key, once, however often the filter names it */
+			if (!taken[found])
+				keys[nkeys++] = elems[found];
+			taken[found] = true;
+		}
+		if (token != WJB_END_ARRAY)
+			bad_filter(psprintf("the filter's keys of dimension \"%s\" must be a JSON array of strings",
+								  dimension));
+		if (nkeys == 0)
+			bad_filter(psprintf("the filter on dimension \"%s\" keeps no key", dimension));
+		old = MemoryContextSwitchTo(outer);
+		wanted[nfilters++] = PointerGetDatum(construct_array(keys, nkeys, TEXTOID, -1, false,
+															 TYPALIGN_INT));
+		MemoryContextSwitchTo(old);
+	}
+	return nfilters;
+}
+
+/*
+ * The query of a release: its one aggregate, bounded_counts, over the rows
+ * of the source's table that have a unit, pass the filters (each a text[] of
+ * a column's kept keys: $3 on, stepped, else $1 on) and, stepped, have a
+ * time in [$1, $2).  An error if the table or a declared column is gone.
  */
 static char *
-bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
+bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int nfilters,
+				   const AttrNumber *filters)
 {
 	char	   *relname = get_rel_name(source->relid);
-	char	   *table;
 	char	   *unit;
 	char	   *time;
-	char	   *key;
-	char	   *rows;
-	char	   *kept;
 	StringInfoData sql;
 
 	if (relname == NULL)
@@ -407,146 +530,46 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped)
 	time = column_sql(source, source->time);
 	/* its type may have changed since it was declared */
 	require_time_type(source->relid, source->time);
-	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(source->relid)), relname);
-	key = dimension != InvalidAttrNumber ?
-		psprintf("(%s)::pg_catalog.text", column_sql(source, dimension)) : pstrdup("''::pg_catalog.text");
 	initStringInfo(&sql);
-	rows = psprintf("SELECT %s AS unit, %s AS key, %s AS t, %s AS step FROM %s"
-					" WHERE %s IS NOT NULL AND %s OPERATOR(pg_catalog.=) ANY ($1)%s",
-					unit, key, time,
-					stepped ?
-					psprintf("pg_catalog.int8(pg_catalog.floor((EXTRACT(EPOCH FROM (%s)::pg_catalog.timestamptz "
-							 "OPERATOR(pg_catalog.-) $4)) OPERATOR(pg_catalog./) EXTRACT(EPOCH FROM $5)))",
-							 time) : "0",
-					table, unit, key,
-					stepped ?
-					psprintf(" AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $4"
-							 " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $6", time, time) : "");
-
-	/* the kept rows of every unit, by bounded_keep in one pass of one sort */
-	kept = psprintf("SELECT key, step FROM (SELECT key, step, contcount.bounded_keep(key, $3, $2)"
-					" OVER (PARTITION BY unit ORDER BY t, key) AS keep FROM (%s) rows) marked"
-					" WHERE keep", rows);
 	appendStringInfo(&sql,
-					 "SELECT k.ord, %s "
-					 "FROM pg_catalog.unnest($1) WITH ORDINALITY AS k(key, ord) "
-					 "%s JOIN (SELECT key, step, pg_catalog.count(*) AS n FROM (%s) kept"
-					 " GROUP BY key, step) c"
-					 " ON c.key OPERATOR(pg_catalog.=) k.key "
-					 "ORDER BY k.ord%s",
-					 stepped ? "c.step, c.n" : "COALESCE(c.n, 0)",
-					 stepped ? "" : "LEFT",
-					 kept,
-					 stepped ? ", c.step" : "");
+					 "SELECT contcount.bounded_counts(unit, key, t ORDER BY unit, t, key) "
+					 "FROM (SELECT %s AS unit, %s AS key, (%s)::pg_catalog.timestamptz AS t FROM %s"
+					 " WHERE %s IS NOT NULL",
+					 unit,
+					 dimension != InvalidAttrNumber ?
+					 psprintf("(%s)::pg_catalog.text", column_sql(source, dimension)) :
+					 "NULL::pg_catalog.text",
+					 time,
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(source->relid)),
+												relname),
+					 unit);
+	if (stepped)
+		appendStringInfo(&sql, " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $1"
+						 " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $2", time, time);
+	for (int i = 0; i < nfilters; i++)
+		appendStringInfo(&sql, " AND (%s)::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($%d)",
+						 column_sql(source, filters[i]), (stepped ? 3 : 1) + i);
+	appendStringInfoString(&sql, ") rows");
 	return sql.data;
 }
 
-/*
- * bounded_keep(key, max_rows, max_groups) OVER (PARTITION BY unit ORDER BY
- * time, key): whether the rule keeps this row.  Rows come in the unit's
- * time order, so a group's rank is known at its first row: the first
- * max_groups distinct keys are the kept groups (ranked by their first row's
- * time, then key), and their rows are kept up to max_rows.  One pass, no
- * row looked at twice, so the bounding costs what a row_number() does.
- * Keys compare as bytes, as the database's deterministic collation does.
- */
-typedef struct KeepState
-{
-	MemoryContext groups_cxt;	/* the partition's kept keys */
-	text	  **groups;
-	int			ngroups;
-	int			groups_size;
-	int64		kept_rows;
-	int32		max_rows;
-	int32		max_groups;
-} KeepState;
-
-PG_FUNCTION_INFO_V1(contcount_bounded_keep);
-Datum
-contcount_bounded_keep(PG_FUNCTION_ARGS)
-{
-	WindowObject winobj = PG_WINDOW_OBJECT();
-	int64		pos = WinGetCurrentPosition(winobj);
-	KeepState  *state = fcinfo->flinfo->fn_extra;
-	bool		isnull;
-	Datum		key_datum;
-	text	   *key;
-	int			found = -1;
-
-	/* no row before this one is needed again */
-	WinSetMarkPosition(winobj, pos);
-	if (state == NULL)
-	{
-		state = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(KeepState));
-		state->groups_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "contcount kept groups",
-												  ALLOCSET_SMALL_SIZES);
-		fcinfo->flinfo->fn_extra = state;
-	}
-	if (pos == 0)
-	{
-		/* the bounds are constants: read once a partition */
-		state->max_rows = DatumGetInt32(WinGetFuncArgCurrent(winobj, 1, &isnull));
-		state->max_groups = DatumGetInt32(WinGetFuncArgCurrent(winobj, 2, &isnull));
-		MemoryContextReset(state->groups_cxt);
-		state->groups_size = 4;
-		state->groups = MemoryContextAlloc(state->groups_cxt, state->groups_size * sizeof(text *));
-		state->ngroups = 0;
-		state->kept_rows = 0;
-	}
-	/* a unit's rows past its bound cost nothing more */
-	if (state->kept_rows >= state->max_rows)
-		PG_RETURN_BOOL(false);
-	key_datum = WinGetFuncArgCurrent(winobj, 0, &isnull);
-	if (isnull)
-		PG_RETURN_BOOL(false);
-	key = DatumGetTextPP(key_datum);
-	for (int i = 0; i < state->ngroups && found < 0; i++)
-		if (VARSIZE_ANY_EXHDR(state->groups[i]) == VARSIZE_ANY_EXHDR(key) &&
-			memcmp(VARDATA_ANY(state->groups[i]), VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)) == 0)
-			found = i;
-	if (found < 0 && state->ngroups < state->max_groups)
-	{
-		if (state->ngroups == state->groups_size)
-		{
-			state->groups_size *= 2;
-			state->groups = repalloc(state->groups, state->groups_size * sizeof(text *));
-		}
-		state->groups[state->ngroups] = MemoryContextAlloc(state->groups_cxt, VARSIZE_ANY(key));
-		memcpy(state->groups[state->ngroups], key, VARSIZE_ANY(key));
-		found = state->ngroups++;
-	}
-	if (found < 0)
-		PG_RETURN_BOOL(false);
-	state->kept_rows++;
-	PG_RETURN_BOOL(true);
-}
-
-/*
- * What a release from a source needs, read as committed now, and checked
- * before anything is charged: the source (granted to the caller), the
- * dimension's keys (or one key for all rows), the source's ledger by name
- * and the query.  In the caller's memory.
- */
-typedef struct SourceRelease
-{
-	Source		source;
-	Datum		keys;			/* text[] */
-	int			nkeys;
-	char	   *source_ledger;
-	char	   *sql;
-} SourceRelease;
-
 static void
-prepare_release(SourceRelease *release, const char *name, const char *dimension, bool stepped)
+prepare_release(SourceRelease *release, const char *name, const char *dimension, Jsonb *filter,
+				bool stepped)
 {
-	static SPIPlanPtr dimension_plan = NULL;
 	static SPIPlanPtr ledger_plan = NULL;
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext old;
 	OwnerScope	scope;
 	AttrNumber	attnum = InvalidAttrNumber;
-	bool		isnull;
+	AttrNumber	filter_columns[MAX_FILTERS];
+	int			nfilters = 0;
+	int			first = stepped ? 2 : 0;
+	int32		typmod;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
 
+	bounding_require_aggregate();
 	owner_begin(&scope);
 	release->source = read_source(name, true);
 	if (!source_granted(name, scope.caller))
@@ -554,88 +577,96 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for protected source \"%s\"", name),
 				 errhint("A superuser grants it with contcount.grant_source().")));
+	release->has_dimension = dimension != NULL;
+	release->keys = (Datum) 0;
+	release->nkeys = 1;
 	if (dimension != NULL)
 	{
-		Oid			types[2] = {TEXTOID, TEXTOID};
-		Datum		values[2] = {CStringGetTextDatum(name), CStringGetTextDatum(dimension)};
+		Datum		keys;
 
-		owner_read_committed(&dimension_plan, "SELECT attnum, keys FROM contcount.source_dimension "
-							 "WHERE source OPERATOR(pg_catalog.=) $1 AND name OPERATOR(pg_catalog.=) $2",
-							 2, types, values, NULL);
-		if (SPI_processed == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("protected source \"%s\" has no dimension \"%s\"", name, dimension)));
-		attnum = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		release->keys = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		attnum = read_dimension(name, dimension, &keys);
 		old = MemoryContextSwitchTo(outer);
-		release->keys = datumCopy(release->keys, false, -1);
+		release->keys = datumCopy(keys, false, -1);
 		MemoryContextSwitchTo(old);
+		release->nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(release->keys)),
+										ARR_DIMS(DatumGetArrayTypeP(release->keys)));
 	}
-	else
-	{
-		Datum		all = CStringGetTextDatum("");
+	if (filter != NULL)
+		nfilters = read_filters(name, filter, filter_columns, &release->values[first], outer);
+	for (int i = 0; i < nfilters; i++)
+		release->types[first + i] = TEXTARRAYOID;
+	release->nparams = first + nfilters;
 
-		old = MemoryContextSwitchTo(outer);
-		release->keys = PointerGetDatum(construct_array(&all, 1, TEXTOID, -1, false, TYPALIGN_INT));
-		MemoryContextSwitchTo(old);
-	}
-	release->nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(release->keys)),
-									ARR_DIMS(DatumGetArrayTypeP(release->keys)));
-	{
-		Oid			types[1] = {INT8OID};
-		Datum		values[1] = {Int64GetDatum(release->source.ledger_id)};
+	values[0] = Int64GetDatum(release->source.ledger_id);
+	owner_read_committed(&ledger_plan, "SELECT name FROM contcount.ledger "
+						 "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
+						 1, types, values, NULL);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the ledger of protected source \"%s\" was dropped", name)));
+	release->source_ledger = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0],
+																	  SPI_tuptable->tupdesc, 1));
 
-		owner_read_committed(&ledger_plan, "SELECT name FROM contcount.ledger "
-							 "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
-							 1, types, values, NULL);
-		if (SPI_processed == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("the ledger of protected source \"%s\" was dropped", name)));
-		release->source_ledger = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0],
-																		  SPI_tuptable->tupdesc, 1));
-	}
 	old = MemoryContextSwitchTo(outer);
-	release->sql = bounded_counts_sql(&release->source, attnum, stepped);
+	release->sql = bounded_counts_sql(&release->source, attnum, stepped, nfilters, filter_columns);
 	MemoryContextSwitchTo(old);
+	get_atttypetypmodcoll(release->source.relid, release->source.unit, &release->unit_type,
+						  &typmod, &release->unit_collation);
 	owner_end(&scope);
 }
 
-/* Run the release's query with its parameters ($4 on).  Owner scope. */
-static void
-run_release(const SourceRelease *release, int nextra, const Oid *extra_types, const Datum *extra)
+/*
+ * The bounded counts of a release, nsteps a key in the keys' order, steps
+ * of step_usec from start (one step of all rows: nsteps 1, step_usec 0),
+ * its query run as the owner; start and end are its $1 and $2, stepped.
+ */
+static int64 *
+bounded_counts(SourceRelease *release, TimestampTz start, int64 step_usec, int64 nsteps)
 {
-	Oid			types[6] = {TEXTARRAYOID, INT4OID, INT4OID};
-	Datum		values[6] = {release->keys, Int32GetDatum(release->source.max_groups),
-	Int32GetDatum(release->source.max_rows)};
-	SPIPlanPtr	plan = NULL;
+	Bounding	bounding;
+	OwnerScope	scope;
 
-	for (int i = 0; i < nextra; i++)
+	if (step_usec > 0)
 	{
-		types[3 + i] = extra_types[i];
-		values[3 + i] = extra[i];
+		release->types[0] = TIMESTAMPTZOID;
+		release->values[0] = TimestampTzGetDatum(start);
+		release->types[1] = TIMESTAMPTZOID;
+		release->values[1] = TimestampTzGetDatum(start + step_usec * nsteps);
 	}
-	/* planned here each time: the table and its columns may change */
-	owner_run(&plan, release->sql, 3 + nextra, types, values, NULL, SPI_OK_SELECT);
-	SPI_freeplan(plan);
+	bounding_init(&bounding, release->source.max_rows, release->source.max_groups,
+				  release->unit_type, release->unit_collation, release->keys, start, step_usec,
+				  nsteps);
+	owner_begin(&scope);
+	bounding_run(&bounding, release->sql, release->nparams, release->types, release->values);
+	owner_end(&scope);
+	return bounding.counts;
 }
 
-/* The key at position ord (from 1) of the release's keys, or NULL without a dimension. */
+/* The key at position k (from 0) of the release's keys; null without a dimension. */
 static Datum
-release_key(const SourceRelease *release, bool has_dimension, int64 ord, bool *isnull)
+release_key(const SourceRelease *release, int k, bool *isnull)
 {
-	int			index = (int) ord;
+	int			index = k + 1;
 
-	*isnull = !has_dimension;
-	if (!has_dimension)
+	*isnull = !release->has_dimension;
+	if (!release->has_dimension)
 		return (Datum) 0;
 	return array_get_element(release->keys, 1, &index, -1, -1, false, TYPALIGN_INT, isnull);
 }
 
+/* The filter argument at argno, or NULL. */
+static Jsonb *
+filter_arg(FunctionCallInfo fcinfo, int argno)
+{
+	/* 0.4's functions, until ALTER EXTENSION UPDATE, have no filter */
+	return PG_NARGS() <= argno || PG_ARGISNULL(argno) ? NULL : PG_GETARG_JSONB_P(argno);
+}
+
 /*
- * source_counts(source, epsilon, dimension, ledger): a noisy count of the
- * bounded rows per declared key of the dimension (or of all, without one).
+ * source_counts(source, epsilon, dimension, ledger, filter): a noisy count
+ * of the bounded rows per declared key of the dimension (or of all, without
+ * one), of the rows that pass the filter.
  */
 PG_FUNCTION_INFO_V1(contcount_source_counts);
 Datum
@@ -649,11 +680,11 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 	NullableDatum horizon = {Int64GetDatum(1), false};
 	SpecArgs	args;
 	cc_params	params;
-	OwnerScope	scope;
 	SourceRelease release;
+	int64	   *counts;
 
 	InitMaterializedSRF(fcinfo, 0);
-	prepare_release(&release, name, dimension, false);
+	prepare_release(&release, name, dimension, filter_arg(fcinfo, 4), false);
 	/* one step of simple II, its noise scaled to what one unit adds */
 	spec_with_defaults(&args, "simple_ii", epsilon, horizon);
 	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
@@ -662,30 +693,23 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 	/* paid before anything is computed; once for every key */
 	ledger_charge_source(ledger, release.source_ledger, params.epsilon_units, "source_counts");
 
-	owner_begin(&scope);
-	run_release(&release, 0, NULL, NULL);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	counts = bounded_counts(&release, 0, 0, 1);
+	for (int k = 0; k < release.nkeys; k++)
 	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
 		cc_state   *state = palloc(cc_state_size(&params));
 		cc_release	noisy;
 		Datum		values[3];
 		bool		nulls[3] = {false};
-		bool		isnull;
 
 		cc_state_init(state, &params);
-		push_or_report(state, DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull)));
+		push_or_report(state, counts[k]);
 		cc_read(state, &noisy);
-		values[0] = release_key(&release, dimension != NULL,
-								DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull)),
-								&nulls[0]);
+		values[0] = release_key(&release, k, &nulls[0]);
 		values[1] = Int64GetDatum(noisy.noisy);
 		values[2] = Float8GetDatum(sqrt(noisy.variance));
-		/* the tuplestore copies them out of SPI's memory */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		pfree(state);
 	}
-	owner_end(&scope);
 	return (Datum) 0;
 }
 
@@ -694,9 +718,10 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 
 /*
  * source_running_counts(source, epsilon, step, start, steps, mechanism,
- * dimension, ledger): per declared key (or for all rows), the running count
- * of the bounded rows at every step of width step from start, each step's
- * count fed to mechanism (horizon steps), the noise scaled to max_rows.
+ * dimension, ledger, filter): per declared key (or for all rows), the
+ * running count of the bounded rows that pass the filter at every step of
+ * width step from start, each step's count fed to mechanism (horizon
+ * steps), the noise scaled to max_rows.
  */
 PG_FUNCTION_INFO_V1(contcount_source_running_counts);
 Datum
@@ -714,14 +739,10 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	NullableDatum horizon;
 	SpecArgs	args;
 	cc_params	params;
-	OwnerScope	scope;
 	SourceRelease release;
-	int64	   *items;
+	int64	   *counts;
 	int64		step_usec;
 	TimestampTz end;
-	Datum		extra[3];
-	Oid			extra_types[3] = {TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID};
-	bool		isnull;
 
 	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -739,7 +760,7 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	horizon.value = Int64GetDatum(steps);
 	horizon.isnull = false;
 	InitMaterializedSRF(fcinfo, 0);
-	prepare_release(&release, name, dimension, true);
+	prepare_release(&release, name, dimension, filter_arg(fcinfo, 8), true);
 	spec_with_defaults(&args, mechanism, epsilon, horizon);
 	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
 	spec_to_params(&args, &params);
@@ -752,31 +773,16 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("the last step ends out of the range of timestamps")));
-	extra[0] = TimestampTzGetDatum(start);
-	extra[1] = PointerGetDatum(step);
-	extra[2] = TimestampTzGetDatum(end);
-	items = palloc0_array(int64, release.nkeys * steps);
 
 	/* paid before anything is computed; once for every key and step */
 	ledger_charge_source(ledger, release.source_ledger, params.epsilon_units, "source_running_counts");
 
-	owner_begin(&scope);
-	run_release(&release, 3, extra_types, extra);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		int64		ord = DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull));
-		int64		t = DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull));
-
-		items[(ord - 1) * steps + t] = DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 3, &isnull));
-	}
-	owner_end(&scope);
-
+	counts = bounded_counts(&release, start, step_usec, steps);
 	for (int k = 0; k < release.nkeys; k++)
 	{
 		cc_state   *state = palloc(cc_state_size(&params));
 		bool		key_null;
-		Datum		key = release_key(&release, dimension != NULL, k + 1, &key_null);
+		Datum		key = release_key(&release, k, &key_null);
 
 		cc_state_init(state, &params);
 		for (int64 t = 0; t < steps; t++)
@@ -785,7 +791,7 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 			Datum		values[6];
 			bool		nulls[6] = {key_null, false, false, false, false, false};
 
-			push_or_report(state, items[k * steps + t]);
+			push_or_report(state, counts[k * steps + t]);
 			cc_read(state, &noisy);
 			values[0] = key;
 			values[1] = Int64GetDatum(t + 1);
