@@ -14,11 +14,11 @@ GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shm
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c) \
 	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
 		statement_rows.c) \
-	$(addprefix src/sources/,source.c bounding.c)
+	$(addprefix src/sources/,source.c bounding.c source_counter.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts noisy_count ledger sources attack_sources attack_releases counters attack_search_path statistics
-ISOLATION = ledger_race ledger_fresh counters counter_race sources
+REGRESS = setup mechanism running_count running_counts noisy_count ledger sources attack_sources attack_releases counters source_counters attack_search_path statistics
+ISOLATION = ledger_race ledger_fresh counters counter_race sources source_counter
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -61,6 +61,47 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- Counters over protected sources: a counter created with source => s
+-- counts the inserts into s's table through a row trigger that contcount
+-- creates, at most max_rows rows a unit for the counter's whole life, and
+-- is calibrated and charged as a release from s.  counter_unit holds each
+-- unit's counted rows (by the unit's text form), written in the inserting
+-- transaction with the counts themselves.
+ALTER TABLE contcount.counter ADD COLUMN source text;
+CREATE TABLE contcount.counter_unit (
+    counter_id bigint NOT NULL,
+    unit text NOT NULL,
+    rows integer NOT NULL,
+    PRIMARY KEY (counter_id, unit)
+);
+REVOKE ALL ON contcount.counter_unit FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_unit', '');
+
+-- Only contcount creates these triggers: PostgreSQL checks EXECUTE on a
+-- trigger's function when the trigger is created.
+CREATE FUNCTION contcount.count_source_rows()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'contcount_count_source_rows'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.count_source_rows() FROM PUBLIC;
+
+DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text);
+CREATE FUNCTION contcount.create_counter(
+    name text,
+    epsilon float8,
+    mechanism text DEFAULT 'binary',
+    horizon bigint DEFAULT NULL,
+    step interval DEFAULT '1 minute',
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    source text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- ---------------------------------------------------------------------
 -- zCDP ledgers (issue 13)
 -- ---------------------------------------------------------------------

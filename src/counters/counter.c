@@ -40,6 +40,7 @@
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
+#include "sources/source.h"
 
 /* How long tick() waits for the worker. */
 #define TICK_TIMEOUT_MS 30000
@@ -224,8 +225,34 @@ counter_place_here(CounterPlace *place)
 }
 
 /*
+ * The protected source a counter counts, and forget its units; NULL for a
+ * counter of inserts (or a database not yet updated to 0.5).  Owner scope,
+ * in the caller's memory.
+ */
+static char *
+counter_source(int64 counter)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(counter)};
+	MemoryContext outer = CurrentMemoryContext;
+	char	   *source;
+
+	if (get_relname_relid("counter_unit", get_namespace_oid("contcount", false)) == InvalidOid)
+		return NULL;
+	owner_run(&plan, "WITH u AS (DELETE FROM contcount.counter_unit "
+			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
+			  "SELECT source FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, SPI_OK_SELECT);
+	source = SPI_processed > 0 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
+	return source ? MemoryContextStrdup(outer, source) : NULL;
+}
+
+/*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
- * beta, ledger, objective)
+ * beta, ledger, objective, source): with a protected source, the counter
+ * counts its table's inserts, at most max_rows a unit, and its noise and
+ * charges are those of a release from the source (source_counter.c).
  */
 PG_FUNCTION_INFO_V1(contcount_create_counter);
 Datum
@@ -256,6 +283,9 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	bytea	   *blob;
 	CounterPlace place;
 	char	   *charged;
+	char	   *source = PG_NARGS() > 10 && !PG_ARGISNULL(10) ?
+		TextDatumGetCString(PG_GETARG_DATUM(10)) : NULL;
+	SourceBounds bounds;
 
 	require_counter_database();
 	if (PG_ARGISNULL(4))
@@ -265,6 +295,17 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	step_usecs(PG_GETARG_INTERVAL_P(4));
 	spec_from_call(fcinfo, argno, &args);
 	spec_objective_from_call(fcinfo, 9, &args);
+	if (source != NULL)
+	{
+		/* what one unit adds to the whole stream is the source's to say */
+		if (args.field[SPEC_SENSITIVITY].isnull ||
+			DatumGetInt64(args.field[SPEC_SENSITIVITY].value) != SPEC_DEFAULT_SENSITIVITY)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a counter over a protected source takes its sensitivity from the source's max_rows")));
+		source_for_counter(source, &bounds);
+		args.field[SPEC_SENSITIVITY].value = Int64GetDatum(bounds.max_rows);
+	}
 	spec_to_params(&args, &params);
 	spec_notice_choice(&args, &params);
 
@@ -347,11 +388,30 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 				 errhint("Drop a counter, or raise contcount.max_counters and restart the server.")));
 	owner_end(&scope);
 
+	if (source != NULL)
+	{
+		static SPIPlanPtr source_plan = NULL;
+		Oid			source_types[2] = {INT8OID, TEXTOID};
+		Datum		source_values[2] = {values[0], CStringGetTextDatum(source)};
+
+		owner_begin(&scope);
+		owner_run(&source_plan, "UPDATE contcount.counter SET source = $2 "
+				  "WHERE id OPERATOR(pg_catalog.=) $1", 2, source_types, source_values, NULL,
+				  SPI_OK_UPDATE);
+		owner_end(&scope);
+		source_counter_attach(DatumGetInt64(values[0]), name, &bounds);
+	}
+
 	/*
-	 * The whole continual release is paid for now, once.  If the charge is
-	 * refused, the error takes the row back.
+	 * The whole continual release is paid for now, once (from a source: to
+	 * the team's ledger and to the data's).  If the charge is refused, the
+	 * error takes the row and the trigger back.
 	 */
-	ledger_charge(spec_ledger(&args), params.epsilon_units, "create_counter");
+	if (source != NULL)
+		ledger_charge_source(spec_ledger(&args), bounds.ledger, params.epsilon_units,
+							 "create_counter");
+	else
+		ledger_charge(spec_ledger(&args), params.epsilon_units, "create_counter");
 	counter_shmem_wake_worker(true);
 	PG_RETURN_VOID();
 }
@@ -366,18 +426,22 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 	CounterRow	row;
 	Oid			types[1] = {INT8OID};
 	Datum		values[1];
+	char	   *source;
 
 	require_counter_database();
 	owner_begin(&scope);
 	row = require_counter(name);
 	require_owner(&scope, name, &row);
 	values[0] = Int64GetDatum(row.id);
+	source = counter_source(row.id);
 	owner_run(&plan,
 			  "WITH d AS (DELETE FROM contcount.counter_delta "
 			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
 			  "DELETE FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
+	if (source != NULL)
+		source_counter_detach(row.id, source);
 	counter_shmem_forget_at_commit(row.id);
 	PG_RETURN_VOID();
 }

@@ -245,12 +245,12 @@ role_ledger_setting(Oid role)
  * did: in the name of its owner (who must still be allowed the ledger), to
  * the ledger named, or when none was named to the one contcount.ledger
  * chooses, with contcount.ledger set to setting (unless NULL) for the
- * charge.  Raises the ledger's error if it refuses, with paying.active set
+ * charge; a counter over a protected source pays the source's ledger too.  Raises the ledger's error if it refuses, with paying.active set
  * so that the caller knows it for a refusal.
  */
 static void
 pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
-		  uint64 epsilon_units, const char *statement)
+		  const char *source_ledger, uint64 epsilon_units, const char *statement)
 {
 	Oid			save_user;
 	int			save_context;
@@ -277,11 +277,48 @@ pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
 	/* the audit shows the statement a charge paid for: say what this one is */
 	strlcpy(paying_statement, statement, sizeof(paying_statement));
 	debug_query_string = paying_statement;
-	ledger_charge(ledger, epsilon_units, "counter_copy");
+	if (source_ledger != NULL)
+		ledger_charge_source(ledger, source_ledger, epsilon_units, "counter_copy");
+	else
+		ledger_charge(ledger, epsilon_units, "counter_copy");
 	paying.active = false;
 	debug_query_string = NULL;
 	SetUserIdAndSecContext(save_user, save_context);
 	AtEOXact_GUC(true, nest_level);
+}
+
+/*
+ * The ledger of the protected source a copied counter counts, which its
+ * copy pays too; NULL for a counter of inserts.  An error if the source or
+ * its ledger is gone: the copy cannot pay it.
+ */
+static char *
+copied_source_ledger(int64 id, const char *name)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+	char	   *ledger;
+
+	/* a database not yet updated to 0.5 has no counters over sources */
+	if (get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)), "source") ==
+		InvalidAttrNumber)
+		return NULL;
+	if (SPI_execute_with_args("SELECT c.source, l.name FROM contcount.counter c "
+							  "LEFT JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source "
+							  "LEFT JOIN contcount.ledger l ON l.id OPERATOR(pg_catalog.=) s.ledger_id "
+							  "AND l.dropped_at IS NULL "
+							  "WHERE c.id OPERATOR(pg_catalog.=) $1 AND c.source IS NOT NULL",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the source of counter \"%s\"", name);
+	if (SPI_processed == 0)
+		return NULL;
+	ledger = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (ledger == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" was copied, and its protected source \"%s\" or its ledger is gone",
+						name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1))));
+	return ledger;
 }
 
 /*
@@ -426,7 +463,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		 */
 		pay_again(name, owner, ledger,
 				  ledger == NULL && charged != NULL ? charged : role_ledger_setting(owner),
-				  cc_state_params(state)->epsilon_units, statement);
+				  copied_source_ledger(id, name), cc_state_params(state)->epsilon_units, statement);
 		pargs[0] = Int64GetDatum(id);
 		pargs[1] = Int64GetDatum(here.system);
 		pargs[2] = ObjectIdGetDatum(here.database);

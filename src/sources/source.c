@@ -32,6 +32,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -52,6 +53,7 @@
 #include "ledger/ledger.h"
 #include "releases/spec.h"
 #include "sources/bounding.h"
+#include "sources/source.h"
 
 /* Most keys a dimension declares: each is a row of every release. */
 #define MAX_KEYS 100000
@@ -159,6 +161,20 @@ source_granted(const char *name, Oid role)
 			return true;
 	}
 	return false;
+}
+
+/* The source, as committed now, if granted to role.  Owner scope. */
+static Source
+read_granted_source(const char *name, Oid role)
+{
+	Source		source = read_source(name, true);
+
+	if (!source_granted(name, role))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for protected source \"%s\"", name),
+				 errhint("A superuser grants it with contcount.grant_source().")));
+	return source;
 }
 
 /*
@@ -325,18 +341,40 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 	owner_end(&scope);
 }
 
-/* drop_source(source): releases from it are refused from then on. */
+/*
+ * drop_source(source): releases from it are refused from then on.  Not while
+ * a counter counts it: the counter has paid the source's ledger for its
+ * whole life, and its trigger needs the source's bounds.
+ */
 PG_FUNCTION_INFO_V1(contcount_drop_source);
 Datum
 contcount_drop_source(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr counter_plan = NULL;
 	char	   *name = arg_text(fcinfo, 0, "source name");
 	OwnerScope	scope;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
+	bool		counted;
 
 	owner_begin(&scope);
+	/* a database still at 0.4 (until ALTER EXTENSION UPDATE) has no such counters */
+	counted = get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)),
+						 "source") != InvalidAttrNumber;
+	if (counted)
+	{
+		owner_run(&counter_plan, "SELECT name FROM contcount.counter "
+				  "WHERE source OPERATOR(pg_catalog.=) $1 ORDER BY name LIMIT 1",
+				  1, types, values, NULL, SPI_OK_SELECT);
+		counted = SPI_processed > 0;
+	}
+	if (counted)
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("protected source \"%s\" is counted by counter \"%s\"", name,
+						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+				 errhint("Drop its counters first.")));
 	owner_run(&plan, "DELETE FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	if (SPI_processed == 0)
@@ -374,6 +412,68 @@ column_sql(const Source *source, AttrNumber attnum)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("a declared column of protected source \"%s\" is gone", source->name)));
 	return pstrdup(quote_identifier(column));
+}
+
+/*
+ * Per-unit counts are kept by the unit's text form, which must then be one
+ * a value, as equality sees values: not so for numeric (1.0 and 1.00) or
+ * text under a nondeterministic collation ('Ann' and 'ann').
+ */
+static void
+require_one_text_form(const Source *source)
+{
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+
+	get_atttypetypmodcoll(source->relid, source->unit, &type, &typmod, &collation);
+	if (!(type == INT2OID || type == INT4OID || type == INT8OID || type == UUIDOID ||
+		  ((type == TEXTOID || type == VARCHAROID) && get_collation_isdeterministic(collation))))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter over protected source \"%s\" needs a unit column of type smallint, "
+						"integer, bigint, uuid, or text or varchar with a deterministic collation",
+						source->name)));
+}
+
+void
+source_for_counter(const char *name, SourceBounds *bounds)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	OwnerScope	scope;
+	Source		source;
+
+	owner_begin(&scope);
+	source = read_granted_source(name, scope.caller);
+	if (get_rel_name(source.relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of protected source \"%s\" is gone", name)));
+	(void) column_sql(&source, source.unit);
+	require_one_text_form(&source);
+	bounds->relid = source.relid;
+	bounds->unit = source.unit;
+	bounds->max_rows = source.max_rows;
+	bounds->ledger = MemoryContextStrdup(outer, source_ledger_name(name));
+	owner_end(&scope);
+}
+
+char *
+source_ledger_name(const char *source)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(source)};
+
+	owner_read_committed(&plan, "SELECT l.name FROM contcount.source s JOIN contcount.ledger l "
+						 "ON l.id OPERATOR(pg_catalog.=) s.ledger_id "
+						 "WHERE s.name OPERATOR(pg_catalog.=) $1 AND l.dropped_at IS NULL",
+						 1, types, values, NULL);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the ledger of protected source \"%s\" was dropped", source)));
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
 /* Most filters a release takes: one per dimension, in practice. */
@@ -557,7 +657,6 @@ static void
 prepare_release(SourceRelease *release, const char *name, const char *dimension, Jsonb *filter,
 				bool stepped)
 {
-	static SPIPlanPtr ledger_plan = NULL;
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext old;
 	OwnerScope	scope;
@@ -566,17 +665,10 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 	int			nfilters = 0;
 	int			first = stepped ? 2 : 0;
 	int32		typmod;
-	Oid			types[1] = {INT8OID};
-	Datum		values[1];
 
 	bounding_require_aggregate();
 	owner_begin(&scope);
-	release->source = read_source(name, true);
-	if (!source_granted(name, scope.caller))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for protected source \"%s\"", name),
-				 errhint("A superuser grants it with contcount.grant_source().")));
+	release->source = read_granted_source(name, scope.caller);
 	release->has_dimension = dimension != NULL;
 	release->keys = (Datum) 0;
 	release->nkeys = 1;
@@ -597,16 +689,7 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 		release->types[first + i] = TEXTARRAYOID;
 	release->nparams = first + nfilters;
 
-	values[0] = Int64GetDatum(release->source.ledger_id);
-	owner_read_committed(&ledger_plan, "SELECT name FROM contcount.ledger "
-						 "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
-						 1, types, values, NULL);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("the ledger of protected source \"%s\" was dropped", name)));
-	release->source_ledger = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0],
-																	  SPI_tuptable->tupdesc, 1));
+	release->source_ledger = MemoryContextStrdup(outer, source_ledger_name(name));
 
 	old = MemoryContextSwitchTo(outer);
 	release->sql = bounded_counts_sql(&release->source, attnum, stepped, nfilters, filter_columns);
