@@ -1,27 +1,40 @@
--- contcount demo: private running counts of sign-ups, five mechanisms side by side.
+-- contcount demo: private running counts of sign-ups, published by an analyst who may not
+-- read the table, and by an engineering team over tables it may read.
 \pset footer off
 \echo
-\echo '== The DBA gives the growth team a budget of epsilon = 16, and makes it the ledger the'
-\echo '   analyst role spends: a superuser-only setting the analyst cannot change.'
+\echo '== The DBA protects the sign-ups table: the account column is the privacy unit (one'
+\echo '   account counts at most 5 sign-ups, in 1 country), the countries are public keys, and'
+\echo '   the data has a budget of its own (epsilon = 12) that every team''s releases add up in.'
+\echo '   The growth team''s analyst gets a quota of 8 from it, and no SELECT on the table.'
 CREATE EXTENSION contcount;
-SELECT contcount.create_ledger('growth', 16);
-CREATE ROLE analyst LOGIN;
-ALTER ROLE analyst SET contcount.ledger = 'growth';
-SET contcount.ledger = 'growth';
-SELECT * FROM contcount.ledgers;
-
-\echo
-\echo '== A live counter of sign-ups (epsilon = 1 for all 60 daily steps, charged once), fed by a'
-\echo '   trigger on the table the application already writes to.'
+SELECT contcount.create_ledger('signups_data', 12);
+SELECT contcount.create_ledger('growth', 8);
 CREATE TABLE signups (id bigserial PRIMARY KEY, country text NOT NULL, at timestamptz NOT NULL,
                       account int NOT NULL);
-SELECT contcount.create_counter('signups', epsilon => 1, horizon => 60, step => '1 day');
-CREATE TRIGGER signups_count AFTER INSERT ON signups
-    FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('signups');
-SELECT contcount.grant_counter('signups', 'analyst');
+SELECT contcount.protect_table('signups', 'signups', 'account', 'at', 'signups_data',
+                               max_rows => 5, max_groups => 1);
+SELECT contcount.source_dimension('signups', 'country', ARRAY['fr', 'nz', 'usa', 'de']);
+CREATE ROLE analyst LOGIN;
+ALTER ROLE analyst SET contcount.ledger = 'growth';
+SELECT contcount.grant_source('signups', 'analyst');
+SELECT * FROM contcount.ledgers;
 
+\c - analyst
 \echo
-\echo '== The application records 60 days of sign-ups (real inserts, busier on weekdays, three'
+\echo '== As the analyst: the table is out of reach (SQLSTATE 42501) ...'
+\set ON_ERROR_STOP 0
+SELECT count(*) FROM signups;
+\set ON_ERROR_STOP 1
+\echo '   ... but a live counter over the protected source is not: epsilon = 1 for all 60 daily'
+\echo '   steps, charged once to the team''s quota and to the data''s budget.  contcount puts a'
+\echo '   trigger on the table the application already writes to; it counts each account''s'
+\echo '   sign-ups up to 5 for the counter''s whole life, and the noise is calibrated for 5.'
+SELECT contcount.create_counter('signups', epsilon => 1, horizon => 60, step => '1 day',
+                                source => 'signups');
+
+\c - postgres
+\echo
+\echo '== The application (here the DBA''s session) records 60 days of sign-ups (real inserts, busier on weekdays, three'
 \echo '   countries); at the end of each day a step closes (tick() here stands in for the clock).'
 DO $$
 BEGIN
@@ -38,15 +51,54 @@ BEGIN
 END $$;
 SELECT count(*) AS signups, min(at)::date AS first_day, max(at)::date AS last_day FROM signups;
 
-\echo
-\echo '== What the counter released, step by step (exact shown here only to compare):'
-WITH per_day AS (SELECT (at::date - date '2026-09-01') + 1 AS t, count(*) AS n FROM signups GROUP BY 1),
-     exact AS (SELECT t, sum(n) OVER (ORDER BY t) AS exact FROM per_day)
-SELECT h.t AS day, h.noisy_count, e.exact, round(h.stddev::numeric, 1) AS stddev,
-       round(h.bound::numeric, 1) AS bound_95
-FROM contcount.history('signups') h JOIN exact e USING (t)
-WHERE h.t IN (1, 2, 3, 7, 14, 30, 45, 60) ORDER BY h.t;
 
+\c - analyst
+\echo
+\echo '== What the counter released, step by step (the analyst sees only these; an account may'
+\echo '   add 5, so the noise is five times that of counting single sign-ups):'
+SELECT t AS day, noisy_count, round(stddev::numeric, 1) AS stddev, round(bound::numeric, 1) AS bound_95
+FROM contcount.history('signups') WHERE t IN (1, 2, 3, 7, 14, 30, 45, 60) ORDER BY t;
+
+\echo
+\echo '== Daily running counts per declared country, one release (epsilon = 1 for every country'
+\echo '   and day, charged once: contcount bounded each account, so the countries cannot add up).'
+\echo '   The last four days; "de" has no sign-ups and still gets its rows:'
+SELECT key AS country, step_start::date AS day, noisy_count, round(stddev::numeric, 1) AS stddev
+FROM contcount.source_running_counts('signups', 1, '1 day', '2026-09-01', 60, dimension => 'country')
+WHERE t > 56 ORDER BY country, day;
+
+\echo
+\echo '== The running count of all sign-ups by each mechanism (epsilon = 1 each, horizon 60 days):'
+SELECT t AS day,
+       max(noisy_count) FILTER (WHERE m = 'simple_ii') AS simple_ii,
+       max(noisy_count) FILTER (WHERE m = 'two_level') AS two_level,
+       max(noisy_count) FILTER (WHERE m = 'binary') AS binary,
+       max(noisy_count) FILTER (WHERE m = 'smooth_binary') AS smooth_binary
+FROM unnest(ARRAY['simple_ii', 'two_level', 'binary', 'smooth_binary']) m,
+     LATERAL contcount.source_running_counts('signups', 1, '1 day', '2026-09-01', 60, mechanism => m)
+WHERE t IN (1, 8, 15, 22, 29, 60) GROUP BY t ORDER BY t;
+
+\echo
+\echo '== A filter on a public dimension: sign-ups in France and New Zealand (epsilon = 0.5).'
+SELECT key AS country, noisy_count, round(stddev::numeric, 1) AS stddev
+FROM contcount.source_counts('signups', 0.5, 'country', filter => '{"country": ["fr", "nz"]}');
+
+\echo
+\echo '== The team''s quota now: the next release that would overspend it is refused (SQLSTATE'
+\echo '   ZB001), and nothing is released:'
+SELECT name, budget, spent, remaining FROM contcount.ledgers;
+\set ON_ERROR_STOP 0
+SELECT * FROM contcount.source_counts('signups', 2, 'country');
+\set ON_ERROR_STOP 1
+
+\c - postgres
+\echo
+\echo '== Open SQL, the other path: an engineering team that may read the table releases over it'
+\echo '   with contcount''s aggregates.  contcount charges each release, but cannot know how many'
+\echo '   rows one account has here: every group pays for itself.'
+SELECT contcount.create_ledger('engineering', 16);
+CREATE ROLE engineer LOGIN;
+ALTER ROLE engineer SET contcount.ledger = 'engineering';
 \echo
 \echo '== Sign-ups per day, every day present (a missing day would be a step lost).'
 CREATE VIEW daily AS
@@ -54,13 +106,12 @@ SELECT day::date, count(s.id) AS n
 FROM generate_series(date '2026-09-01', date '2026-10-30', interval '1 day') day
 LEFT JOIN signups s ON s.at >= day AND s.at < day + interval '1 day'
 GROUP BY day ORDER BY day;
-GRANT SELECT ON signups, daily TO analyst;
+GRANT SELECT ON signups, daily TO engineer;
 SELECT * FROM daily LIMIT 3;
 
 \echo
-\echo '== From here on, the analyst: every release is charged to the ledger "growth".'
-\c - analyst
-SELECT * FROM contcount.current('signups');
+\echo '== From here on, the engineer: every release is charged to the ledger "engineering".'
+\c - engineer
 
 \echo
 \echo '== The running count released every day at epsilon = 1 by each mechanism (horizon 60 days).'
@@ -118,7 +169,7 @@ SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 1,
 SELECT * FROM contcount.ledgers;
 \echo
 \echo '== So the next release that would overspend it is refused (SQLSTATE ZB001), nothing released:'
-SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 4);
+SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 8);
 \set ON_ERROR_STOP 1
 
 \echo
@@ -126,36 +177,9 @@ SELECT * FROM contcount.running_counts(ARRAY(SELECT n FROM daily), epsilon => 4)
 \c - postgres
 SELECT role, ledger, epsilon, function, left(regexp_replace(statement, '\s+', ' ', 'g'), 60) AS statement
 FROM contcount.charges ORDER BY at;
-
 \echo
-\echo '== A protected source: a partner team gets no SELECT on sign-ups, only releases from them.'
-\echo '   The DBA declares the account column as the privacy unit (one account counts at most'
-\echo '   2 sign-ups, in 1 country), the countries as public keys, and a budget for the data'
-\echo '   itself (epsilon = 4) that every team''s releases add up in; the partners'' quota is 2.'
-SELECT contcount.create_ledger('signups_data', 4);
-SELECT contcount.create_ledger('partners', 2);
-SELECT contcount.protect_table('signups', 'signups', 'account', 'at', 'signups_data',
-                               max_rows => 2, max_groups => 1);
-SELECT contcount.source_dimension('signups', 'country', ARRAY['fr', 'nz', 'usa', 'de']);
-CREATE ROLE partner LOGIN;
-ALTER ROLE partner SET contcount.ledger = 'partners';
-SELECT contcount.grant_source('signups', 'partner');
+\echo '== And every ledger: each team''s quota, and the data''s budget that the analyst''s releases'
+\echo '   from the source paid into as well:'
+SELECT name, budget, spent, remaining FROM contcount.ledgers ORDER BY name;
 
-\c - partner
-\echo
-\echo '== As the partner: the table is out of reach (SQLSTATE 42501) ...'
-\set ON_ERROR_STOP 0
-SELECT count(*) FROM signups;
-\set ON_ERROR_STOP 1
-\echo '   ... but daily running counts per declared country are one release (epsilon = 1 for'
-\echo '   every country and day, charged once: contcount bounded each account, so the countries'
-\echo '   cannot add up).  The last four days; "de" has no sign-ups and still gets its rows:'
-SELECT key AS country, step_start::date AS day, noisy_count, round(stddev::numeric, 1) AS stddev
-FROM contcount.source_running_counts('signups', 1, '1 day', '2026-09-01', 60, dimension => 'country')
-WHERE t > 56 ORDER BY country, day;
 
-\c - postgres
-\echo
-\echo '== Both the partners'' quota and the data''s budget paid for it:'
-SELECT name, budget, spent, remaining FROM contcount.ledgers
-WHERE name IN ('partners', 'signups_data') ORDER BY name;
