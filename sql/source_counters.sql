@@ -2,40 +2,40 @@
 -- SELECT on a table counts its inserts continually, each person's rows
 -- counted up to the source's max_rows for the counter's whole life.
 
-CREATE TABLE test.visits (person int, region text, at timestamptz DEFAULT now());
-CREATE TABLE test.visits_by_amount (amount numeric, at timestamptz);
-CREATE TABLE test.visits_parted (person bigint, at timestamptz) PARTITION BY RANGE (at);
-CREATE TABLE test.visits_2026 PARTITION OF test.visits_parted
+CREATE TABLE test.entries (person int, region text, at timestamptz DEFAULT now());
+CREATE TABLE test.entries_by_amount (amount numeric, at timestamptz);
+CREATE TABLE test.entries_parted (person bigint, at timestamptz) PARTITION BY RANGE (at);
+CREATE TABLE test.entries_2026 PARTITION OF test.entries_parted
     FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
-SELECT contcount.create_ledger('visits_data', 10);
-SELECT contcount.create_ledger('visits_team', 5);
-SELECT contcount.protect_table('visits', 'test.visits', 'person', 'at', 'visits_data', max_rows => 3);
-SELECT contcount.protect_table('amounts', 'test.visits_by_amount', 'amount', 'at', 'visits_data');
-SELECT contcount.protect_table('parted', 'test.visits_parted', 'person', 'at', 'visits_data', max_rows => 2);
+SELECT contcount.create_ledger('entries_data', 10);
+SELECT contcount.create_ledger('entries_team', 5);
+SELECT contcount.protect_table('entries', 'test.entries', 'person', 'at', 'entries_data', max_rows => 3);
+SELECT contcount.protect_table('entries_amounts', 'test.entries_by_amount', 'amount', 'at', 'entries_data');
+SELECT contcount.protect_table('entries_parted', 'test.entries_parted', 'person', 'at', 'entries_data', max_rows => 2);
 CREATE ROLE regress_sc_analyst LOGIN;
-ALTER ROLE regress_sc_analyst SET contcount.ledger = 'visits_team';
+ALTER ROLE regress_sc_analyst SET contcount.ledger = 'entries_team';
 GRANT USAGE ON SCHEMA test TO regress_sc_analyst;
 GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_sc_analyst;
-SELECT contcount.grant_source('visits', 'regress_sc_analyst');
-SELECT contcount.grant_source('amounts', 'regress_sc_analyst');
-SELECT contcount.grant_source('parted', 'regress_sc_analyst');
+SELECT contcount.grant_source('entries', 'regress_sc_analyst');
+SELECT contcount.grant_source('entries_amounts', 'regress_sc_analyst');
+SELECT contcount.grant_source('entries_parted', 'regress_sc_analyst');
 
 \c - regress_sc_analyst
 -- The analyst creates a counter over the source: noise for max_rows = 3,
 -- charged to the team's ledger and to the data's.
-SELECT contcount.create_counter('visits_user', 1, horizon => 10, step => '1 day', beta => 1e-9,
-                                source => 'visits');
-SELECT contcount.create_counter('parted_user', 0.5, horizon => 10, step => '1 day', source => 'parted');
+SELECT contcount.create_counter('entries_user', 1, horizon => 10, step => '1 day', beta => 1e-9,
+                                source => 'entries');
+SELECT contcount.create_counter('entries_parted_user', 0.5, horizon => 10, step => '1 day', source => 'entries_parted');
 SELECT name, spent FROM contcount.ledgers ORDER BY name;
 SELECT s, test.error_of(s) FROM (VALUES
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => 5, source => 'visits')$$),
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => NULL, source => 'visits')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => 5, source => 'entries')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => NULL, source => 'entries')$$),
     ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'nope')$$),
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'amounts')$$),
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'visits', ledger => 'visits_data')$$),
-    ($$SELECT contcount.create_counter('x', 10, horizon => 10, source => 'visits')$$),
-    ($$SELECT contcount.create_counter('visits_user', 1, horizon => 10, source => 'visits')$$),
-    ($$INSERT INTO test.visits VALUES (1, 'north')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'entries_amounts')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'entries', ledger => 'entries_data')$$),
+    ($$SELECT contcount.create_counter('x', 10, horizon => 10, source => 'entries')$$),
+    ($$SELECT contcount.create_counter('entries_user', 1, horizon => 10, source => 'entries')$$),
+    ($$INSERT INTO test.entries VALUES (1, 'north')$$),
     ($$SELECT count(*) FROM contcount.counter_unit$$),
     ($$CREATE TABLE public.mine (person int)$$)
 ) AS cases(s);
@@ -43,63 +43,63 @@ SELECT s, test.error_of(s) FROM (VALUES
 SELECT name, spent FROM contcount.ledgers ORDER BY name;
 
 \c - postgres
-SELECT name, spent FROM contcount.ledgers WHERE name LIKE 'visits%' ORDER BY name;
+SELECT name, spent FROM contcount.ledgers WHERE name LIKE 'entries%' ORDER BY name;
 -- The table's writers insert as before.  Person 1 makes 10 rows, person 2
 -- two, a row without a person none; an aborted transaction and a
 -- rolled-back savepoint count nothing and keep nothing of their units.
-INSERT INTO test.visits (person, region) SELECT 1, 'north' FROM generate_series(1, 10);
-INSERT INTO test.visits (person, region) VALUES (2, 'south'), (2, 'south'), (NULL, 'south');
+INSERT INTO test.entries (person, region) SELECT 1, 'north' FROM generate_series(1, 10);
+INSERT INTO test.entries (person, region) VALUES (2, 'south'), (2, 'south'), (NULL, 'south');
 BEGIN;
-INSERT INTO test.visits (person, region) SELECT 3, 'north' FROM generate_series(1, 5);
+INSERT INTO test.entries (person, region) SELECT 3, 'north' FROM generate_series(1, 5);
 ROLLBACK;
 BEGIN;
-INSERT INTO test.visits (person, region) VALUES (4, 'north');
+INSERT INTO test.entries (person, region) VALUES (4, 'north');
 SAVEPOINT a;
-INSERT INTO test.visits (person, region) SELECT 4, 'north' FROM generate_series(1, 5);
+INSERT INTO test.entries (person, region) SELECT 4, 'north' FROM generate_series(1, 5);
 ROLLBACK TO SAVEPOINT a;
-INSERT INTO test.visits (person, region) VALUES (4, 'north');
+INSERT INTO test.entries (person, region) VALUES (4, 'north');
 COMMIT;
-COPY test.visits (person, region) FROM stdin;
+COPY test.entries (person, region) FROM stdin;
 5	north
 5	north
 5	north
 5	north
 \.
 -- 3 + 2 + 2 + 3 counted of 22 rows; what each person has used of its bound
-SELECT steps, exact_released, pending FROM contcount.counter_internals('visits_user');
+SELECT steps, exact_released, pending FROM contcount.counter_internals('entries_user');
 SELECT u.unit, u.rows FROM contcount.counter_unit u JOIN contcount.counter c ON c.id = u.counter_id
-WHERE c.name = 'visits_user' ORDER BY u.unit;
+WHERE c.name = 'entries_user' ORDER BY u.unit;
 -- A step releases exactly them; a person at its bound adds nothing later.
-SELECT contcount.tick('visits_user');
-INSERT INTO test.visits (person, region) SELECT 1, 'north' FROM generate_series(1, 4);
-INSERT INTO test.visits (person, region) VALUES (6, 'south');
-SELECT contcount.tick('visits_user');
-SELECT steps, exact_released, pending FROM contcount.counter_internals('visits_user');
-SELECT name, mechanism, epsilon, horizon, steps FROM contcount.counters WHERE name = 'visits_user';
+SELECT contcount.tick('entries_user');
+INSERT INTO test.entries (person, region) SELECT 1, 'north' FROM generate_series(1, 4);
+INSERT INTO test.entries (person, region) VALUES (6, 'south');
+SELECT contcount.tick('entries_user');
+SELECT steps, exact_released, pending FROM contcount.counter_internals('entries_user');
+SELECT name, mechanism, epsilon, horizon, steps FROM contcount.counters WHERE name = 'entries_user';
 -- its noise is that of a counter of sensitivity max_rows = 3
 SELECT contcount.create_counter('same_noise', 1, horizon => 10, step => '1 day', beta => 1e-9,
-                                sensitivity => 3, ledger => 'visits_data');
+                                sensitivity => 3, ledger => 'entries_data');
 SELECT contcount.tick('same_noise');
 SELECT contcount.tick('same_noise');
 SELECT s.t, s.stddev = c.stddev AS same_stddev, s.bound = c.bound AS same_bound
-FROM contcount.current('visits_user') s, contcount.current('same_noise') c;
+FROM contcount.current('entries_user') s, contcount.current('same_noise') c;
 SELECT contcount.drop_counter('same_noise');
 -- A partitioned source: its partitions count with the same bounds.
-INSERT INTO test.visits_2026 VALUES (7, '2026-03-01'), (7, '2026-03-02'), (7, '2026-03-03');
-INSERT INTO test.visits_parted VALUES (7, '2026-04-01'), (8, '2026-04-01');
-SELECT pending FROM contcount.counter_internals('parted_user');
+INSERT INTO test.entries_2026 VALUES (7, '2026-03-01'), (7, '2026-03-02'), (7, '2026-03-03');
+INSERT INTO test.entries_parted VALUES (7, '2026-04-01'), (8, '2026-04-01');
+SELECT pending FROM contcount.counter_internals('entries_parted_user');
 
 -- A source is not dropped under its counters; dropping a counter drops its
 -- trigger and forgets its units.
-SELECT test.error_of($$SELECT contcount.drop_source('visits')$$);
+SELECT test.error_of($$SELECT contcount.drop_source('entries')$$);
 \c - regress_sc_analyst
-SELECT contcount.drop_counter('visits_user');
-SELECT contcount.drop_counter('parted_user');
+SELECT contcount.drop_counter('entries_user');
+SELECT contcount.drop_counter('entries_parted_user');
 \c - postgres
 SELECT count(*) AS triggers FROM pg_trigger WHERE tgname LIKE 'contcount_counter_%';
 SELECT count(*) AS units FROM contcount.counter_unit;
-INSERT INTO test.visits (person, region) VALUES (1, 'north');
-SELECT contcount.drop_source('visits');
+INSERT INTO test.entries (person, region) VALUES (1, 'north');
+SELECT contcount.drop_source('entries');
 DROP OWNED BY regress_sc_analyst;
 DROP ROLE regress_sc_analyst;
-DROP TABLE test.visits, test.visits_by_amount, test.visits_parted;
+DROP TABLE test.entries, test.entries_by_amount, test.entries_parted;

@@ -94,11 +94,31 @@ snapshot_now(bool own_changes)
 	return snapshot;
 }
 
+static int
+execute_now(SPIPlanPtr plan, const Datum *values, const char *nulls, bool own_changes)
+{
+	Snapshot	snapshot = snapshot_now(own_changes);
+	int			rc;
+
+	rc = SPI_execute_snapshot(plan, (Datum *) values, nulls, snapshot, InvalidSnapshot,
+							  !own_changes, true, 0);
+	UnregisterSnapshot(snapshot);
+	return rc;
+}
+
+void
+owner_execute(SPIPlanPtr plan, const Datum *values, int expected)
+{
+	int			rc = execute_now(plan, values, NULL, true);
+
+	if (rc != expected)
+		elog(ERROR, "a statement of contcount's returned %s", SPI_result_code_string(rc));
+}
+
 static void
 run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 	const Datum *values, const char *nulls, int expected, bool own_changes)
 {
-	Snapshot	snapshot;
 	int			rc;
 
 	if (*plan == NULL)
@@ -110,10 +130,7 @@ run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 				 SPI_result_code_string(SPI_result));
 		*plan = prepared;
 	}
-	snapshot = snapshot_now(own_changes);
-	rc = SPI_execute_snapshot(*plan, (Datum *) values, nulls, snapshot, InvalidSnapshot,
-							  !own_changes, true, 0);
-	UnregisterSnapshot(snapshot);
+	rc = execute_now(*plan, values, nulls, own_changes);
 	if (rc != expected)
 		elog(ERROR, "\"%s\" returned %s", sql, SPI_result_code_string(rc));
 }

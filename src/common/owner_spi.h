@@ -43,6 +43,9 @@ extern void owner_end(OwnerScope *scope);
 extern void owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 					  const Datum *values, const char *nulls, int expected);
 
+/* The same for a plan the caller prepared and keeps. */
+extern void owner_execute(SPIPlanPtr plan, const Datum *values, int expected);
+
 /*
  * The same for a SELECT, on what is committed now, without any change of
  * the current transaction: what a charge may rely on.
