@@ -224,6 +224,13 @@ counter_place_here(CounterPlace *place)
 	return true;
 }
 
+bool
+counter_sources_installed(void)
+{
+	return get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)),
+					  "source") != InvalidAttrNumber;
+}
+
 /*
  * The protected source a counter counts, and forget its units; NULL for a
  * counter of inserts (or a database not yet updated to 0.5).  Owner scope,
@@ -238,7 +245,7 @@ counter_source(int64 counter)
 	MemoryContext outer = CurrentMemoryContext;
 	char	   *source;
 
-	if (get_relname_relid("counter_unit", get_namespace_oid("contcount", false)) == InvalidOid)
+	if (!counter_sources_installed())
 		return NULL;
 	owner_run(&plan, "WITH u AS (DELETE FROM contcount.counter_unit "
 			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "

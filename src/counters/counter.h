@@ -35,6 +35,12 @@ typedef struct CounterPlace
  */
 extern bool counter_place_here(CounterPlace *place);
 
+/*
+ * Can counters count protected sources here?  Not in a database not yet
+ * updated to 0.5.
+ */
+extern bool counter_sources_installed(void);
+
 /* Count rows inserted by this (sub)transaction, committed with it. */
 extern void counter_count_rows(int64 counter, int64 rows);
 

@@ -299,9 +299,7 @@ copied_source_ledger(int64 id, const char *name)
 	Datum		args[1] = {Int64GetDatum(id)};
 	char	   *ledger;
 
-	/* a database not yet updated to 0.5 has no counters over sources */
-	if (get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)), "source") ==
-		InvalidAttrNumber)
+	if (!counter_sources_installed())
 		return NULL;
 	if (SPI_execute_with_args("SELECT c.source, l.name FROM contcount.counter c "
 							  "LEFT JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source "

@@ -50,6 +50,7 @@
 #include "common/args.h"
 #include "common/owner_spi.h"
 #include "common/report.h"
+#include "counters/counter.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
 #include "sources/bounding.h"
@@ -359,9 +360,7 @@ contcount_drop_source(PG_FUNCTION_ARGS)
 	bool		counted;
 
 	owner_begin(&scope);
-	/* a database still at 0.4 (until ALTER EXTENSION UPDATE) has no such counters */
-	counted = get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)),
-						 "source") != InvalidAttrNumber;
+	counted = counter_sources_installed();
 	if (counted)
 	{
 		owner_run(&counter_plan, "SELECT name FROM contcount.counter "
