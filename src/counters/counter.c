@@ -351,7 +351,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	 * The whole continual release is paid for now, once.  If the charge is
 	 * refused, the error takes the row back.
 	 */
-	ledger_charge(spec_ledger(&args), params.epsilon_units, "create_counter");
+	ledger_charge(spec_ledger(&args), cc_pure_cost(params.epsilon_units), "create_counter");
 	counter_shmem_wake_worker(true);
 	PG_RETURN_VOID();
 }

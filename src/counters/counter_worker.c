@@ -277,7 +277,7 @@ pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
 	/* the audit shows the statement a charge paid for: say what this one is */
 	strlcpy(paying_statement, statement, sizeof(paying_statement));
 	debug_query_string = paying_statement;
-	ledger_charge(ledger, epsilon_units, "counter_copy");
+	ledger_charge(ledger, cc_pure_cost(epsilon_units), "counter_copy");
 	paying.active = false;
 	debug_query_string = NULL;
 	SetUserIdAndSecContext(save_user, save_context);

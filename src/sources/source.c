@@ -660,7 +660,7 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 	spec_to_params(&args, &params);
 
 	/* paid before anything is computed; once for every key */
-	ledger_charge_source(ledger, release.source_ledger, params.epsilon_units, "source_counts");
+	ledger_charge_source(ledger, release.source_ledger, cc_pure_cost(params.epsilon_units), "source_counts");
 
 	owner_begin(&scope);
 	run_release(&release, 0, NULL, NULL);
@@ -758,7 +758,7 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	items = palloc0_array(int64, release.nkeys * steps);
 
 	/* paid before anything is computed; once for every key and step */
-	ledger_charge_source(ledger, release.source_ledger, params.epsilon_units, "source_running_counts");
+	ledger_charge_source(ledger, release.source_ledger, cc_pure_cost(params.epsilon_units), "source_running_counts");
 
 	owner_begin(&scope);
 	run_release(&release, 3, extra_types, extra);
