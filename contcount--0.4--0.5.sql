@@ -105,3 +105,255 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- ---------------------------------------------------------------------
 -- zCDP ledgers (issue 13)
 -- ---------------------------------------------------------------------
+
+-- A ledger accounts in pure epsilon or in rho-zCDP, for good.  Which one is
+-- kept by the ledger store with the ledger's creation, not in this table (a
+-- restored row waits for its import to learn it again); a zCDP ledger's
+-- budget column holds rho.  delta is where the views show a zCDP ledger as
+-- (epsilon, delta)-DP; NULL for a pure ledger.
+ALTER TABLE contcount.ledger
+    ADD COLUMN delta numeric
+        CONSTRAINT ledger_delta CHECK (delta OPERATOR(pg_catalog.>) 0 AND delta OPERATOR(pg_catalog.<) 1);
+
+-- A zCDP ledger: rho budget, and the delta it is shown at.  The pure forms
+-- (name, epsilon) stay as they were, grants included.
+CREATE FUNCTION contcount.create_ledger(name text, rho numeric, delta numeric)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_ledger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.create_ledger(text, numeric, numeric) FROM PUBLIC;
+
+-- A zCDP ledger's new rho budget, or delta, or both (NULL keeps one).
+CREATE FUNCTION contcount.alter_ledger(name text, rho numeric, delta numeric)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_alter_ledger'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The views gain each ledger's accounting and its (epsilon, delta): a pure
+-- ledger's spent and budget at delta 0, a zCDP ledger's converted at its
+-- delta; and each charge the ledger's accounting and the releases it paid
+-- for (how many, and each one's epsilon or rho).
+DROP VIEW contcount.ledgers;
+DROP FUNCTION contcount.ledger_rows();
+CREATE FUNCTION contcount.ledger_rows(
+    OUT name text, OUT budget numeric, OUT spent numeric, OUT remaining numeric,
+    OUT created_at timestamptz, OUT accounting text, OUT delta numeric,
+    OUT spent_epsilon numeric, OUT budget_epsilon numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_ledger_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
+
+DROP VIEW contcount.charges;
+DROP FUNCTION contcount.charge_rows();
+CREATE FUNCTION contcount.charge_rows(
+    OUT at timestamptz, OUT role regrole, OUT ledger text, OUT epsilon numeric,
+    OUT function text, OUT statement text, OUT accounting text, OUT releases bigint,
+    OUT release_epsilon numeric, OUT release_rho numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_charge_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.charges AS SELECT * FROM contcount.charge_rows();
+GRANT SELECT ON contcount.ledgers, contcount.charges TO PUBLIC;
+
+-- Export version 2: each ledger's accounting and delta, each charge's units
+-- (in the ledger's accounting) and its releases' accounting, number and
+-- units each.  Imports read versions 1 and 2; an import never changes a
+-- ledger's accounting (ZB003).  Raw primitives, for superusers only.
+CREATE FUNCTION contcount.store_accounting(ledger_id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'contcount_store_accounting'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.store_accounting(bigint) FROM PUBLIC;
+
+DROP FUNCTION contcount.store_charges();
+CREATE FUNCTION contcount.store_charges(
+    OUT ledger_id bigint, OUT at timestamptz, OUT role_id oid, OUT units bigint,
+    OUT refund boolean, OUT function text, OUT statement text,
+    OUT accounting text, OUT releases bigint, OUT release_units bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_store_charges'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.store_charges() FROM PUBLIC;
+
+DROP FUNCTION contcount.store_import(bigint, text, timestamptz, oid, bigint,
+    timestamptz[], oid[], bigint[], boolean[], text[], text[]);
+CREATE FUNCTION contcount.store_import(
+    ledger_id bigint, name text, created_at timestamptz, created_by oid, spent_units bigint,
+    at timestamptz[], role_id oid[], units bigint[], refund boolean[],
+    function text[], statement text[], accounting text,
+    release_accounting text[], releases bigint[], release_units bigint[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'contcount_store_import'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.store_import(bigint, text, timestamptz, oid, bigint,
+    timestamptz[], oid[], bigint[], boolean[], text[], text[], text, text[], bigint[], bigint[])
+    FROM PUBLIC;
+
+-- True, or an error (22023) if format and version are not those of an
+-- export of version 1 to newest.
+DROP FUNCTION contcount.store_check_export(text, text);
+CREATE FUNCTION contcount.store_check_export(format text, version text, newest integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'contcount_store_check_export'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+REVOKE ALL ON FUNCTION contcount.store_check_export(text, text, integer) FROM PUBLIC;
+
+DROP FUNCTION contcount.export_ledgers();
+CREATE FUNCTION contcount.export_ledgers()
+RETURNS jsonb
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH audit AS (
+    SELECT c.ledger_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'at', c.at, 'role', r.rolname, 'units', c.units, 'refund', c.refund,
+               'accounting', c.accounting, 'releases', c.releases, 'release_units', c.release_units,
+               'function', c.function, 'statement', c.statement)
+           ORDER BY c.n) AS charges
+    FROM contcount.store_charges() WITH ORDINALITY
+         AS c(ledger_id, at, role_id, units, refund, function, statement,
+              accounting, releases, release_units, n)
+    LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) c.role_id
+    GROUP BY c.ledger_id)
+SELECT pg_catalog.jsonb_build_object(
+    'format', 'contcount ledgers',
+    'version', 2,
+    'exported_at', pg_catalog.now(),
+    'system_identifier', (SELECT s.system_identifier::pg_catalog.text
+                          FROM pg_catalog.pg_control_system() s),
+    'ledgers', COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+        'id', l.id, 'name', l.name, 'budget', l.budget,
+        'accounting', contcount.store_accounting(l.id), 'delta', l.delta,
+        'created_at', l.created_at, 'created_by', r.rolname, 'dropped_at', l.dropped_at,
+        'spent_units', contcount.store_spent(l.id),
+        'grants', COALESCE((
+            SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                       'role', gr.rolname, 'admin', g.admin) ORDER BY gr.rolname)
+            FROM contcount.ledger_grant g
+            JOIN pg_catalog.pg_roles gr ON gr.oid OPERATOR(pg_catalog.=) g.role_id
+            WHERE g.ledger_id OPERATOR(pg_catalog.=) l.id), '[]'::pg_catalog.jsonb),
+        'charges', COALESCE(a.charges, '[]'::pg_catalog.jsonb))
+        ORDER BY l.created_at, l.id), '[]'::pg_catalog.jsonb))
+FROM contcount.ledger l
+LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) l.created_by
+LEFT JOIN audit a ON a.ledger_id OPERATOR(pg_catalog.=) l.id
+$$;
+REVOKE ALL ON FUNCTION contcount.export_ledgers() FROM PUBLIC;
+
+-- As in 0.3, with version 2's accounting: a version 1 export's ledgers
+-- and charges are pure, with their releases not recorded.
+DROP FUNCTION contcount.import_ledgers(jsonb);
+CREATE FUNCTION contcount.import_ledgers(export jsonb)
+RETURNS TABLE (ledger text, spent numeric, action text)
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- an export from another cluster: forget the restored rows' role oids
+WITH foreign_export AS (
+    SELECT e
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE contcount.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version', 2)
+      AND (export OPERATOR(pg_catalog.->>) 'system_identifier') IS DISTINCT FROM
+          (SELECT s.system_identifier::pg_catalog.text FROM pg_catalog.pg_control_system() s)),
+revoked AS (
+    DELETE FROM contcount.ledger_grant g
+    USING foreign_export f
+    WHERE g.ledger_id OPERATOR(pg_catalog.=) pg_catalog.int8(f.e OPERATOR(pg_catalog.->>) 'id'))
+UPDATE contcount.ledger l
+SET created_by = r.oid
+FROM foreign_export f, pg_catalog.pg_roles r
+WHERE l.id OPERATOR(pg_catalog.=) pg_catalog.int8(f.e OPERATOR(pg_catalog.->>) 'id')
+  AND r.rolname OPERATOR(pg_catalog.=) (f.e OPERATOR(pg_catalog.->>) 'created_by');
+
+WITH ledgers AS (
+    SELECT e, pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id') AS id
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e),
+importer AS (
+    SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER),
+inserted AS (
+    INSERT INTO contcount.ledger (id, name, budget, delta, created_at, created_by, dropped_at)
+    SELECT l.id,
+           l.e OPERATOR(pg_catalog.->>) 'name',
+           pg_catalog.numeric(l.e OPERATOR(pg_catalog.->>) 'budget'),
+           pg_catalog.numeric(l.e OPERATOR(pg_catalog.->>) 'delta'),
+           pg_catalog.timestamptz(l.e OPERATOR(pg_catalog.->>) 'created_at'),
+           COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                     WHERE r.rolname OPERATOR(pg_catalog.=) (l.e OPERATOR(pg_catalog.->>) 'created_by')),
+                    (SELECT i.oid FROM importer i)),
+           pg_catalog.timestamptz(l.e OPERATOR(pg_catalog.->>) 'dropped_at')
+    FROM ledgers l
+    WHERE contcount.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version', 2)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, budget),
+changes AS (
+    INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget)
+    SELECT (SELECT i.oid FROM importer i), n.id, 'import', NULL, n.budget FROM inserted n)
+INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin)
+SELECT l.id, r.oid, pg_catalog.bool(g OPERATOR(pg_catalog.->) 'admin')
+FROM ledgers l,
+     pg_catalog.jsonb_array_elements(l.e OPERATOR(pg_catalog.->) 'grants') g,
+     pg_catalog.pg_roles r
+WHERE r.rolname OPERATOR(pg_catalog.=) (g OPERATOR(pg_catalog.->>) 'role')
+  AND (l.id IN (SELECT n.id FROM inserted n)
+       OR (export OPERATOR(pg_catalog.->>) 'system_identifier') IS DISTINCT FROM
+          (SELECT s.system_identifier::pg_catalog.text FROM pg_catalog.pg_control_system() s))
+ON CONFLICT (ledger_id, role_id) DO NOTHING;
+
+SELECT s.name, pg_catalog.trim_scale(pg_catalog.numeric(contcount.store_spent(s.id))
+                                     OPERATOR(pg_catalog./) 1000000000), s.action
+FROM (
+    SELECT pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id') AS id,
+           e OPERATOR(pg_catalog.->>) 'name' AS name,
+           CASE WHEN e OPERATOR(pg_catalog.->>) 'spent_units' IS NULL
+                THEN 'spending unknown: refused'
+                ELSE contcount.store_import(
+                    pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
+                    e OPERATOR(pg_catalog.->>) 'name',
+                    pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'created_at'),
+                    COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                              WHERE r.rolname OPERATOR(pg_catalog.=) (e OPERATOR(pg_catalog.->>) 'created_by')),
+                             0::pg_catalog.oid),
+                    pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'spent_units'),
+                    ARRAY(SELECT pg_catalog.timestamptz(c OPERATOR(pg_catalog.->>) 'at')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                                           WHERE r.rolname OPERATOR(pg_catalog.=) (c OPERATOR(pg_catalog.->>) 'role')),
+                                          0::pg_catalog.oid)
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.int8(COALESCE(c OPERATOR(pg_catalog.->>) 'units',
+                                                          c OPERATOR(pg_catalog.->>) 'epsilon_units'))
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.bool(c OPERATOR(pg_catalog.->) 'refund')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT c OPERATOR(pg_catalog.->>) 'function'
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT c OPERATOR(pg_catalog.->>) 'statement'
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    COALESCE(e OPERATOR(pg_catalog.->>) 'accounting', 'pure'),
+                    ARRAY(SELECT COALESCE(c OPERATOR(pg_catalog.->>) 'accounting', 'pure')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    -- not recorded: 0 releases, and the charge's units
+                    ARRAY(SELECT COALESCE(pg_catalog.int8(c OPERATOR(pg_catalog.->>) 'releases'), 0)
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.int8(COALESCE(c OPERATOR(pg_catalog.->>) 'release_units',
+                                                          c OPERATOR(pg_catalog.->>) 'units',
+                                                          c OPERATOR(pg_catalog.->>) 'epsilon_units'))
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n))
+           END AS action
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE contcount.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version', 2)) s
+$$;
+REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;

@@ -32,6 +32,14 @@ SELECT count(*) FROM contcount.charges;
 -- the store's export and import: a ledger it knows is kept or raised
 SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
 SELECT * FROM contcount.import_ledgers(jsonb_set(contcount.export_ledgers(), '{ledgers,0,spent_units}', '999999999999'));
+-- a zCDP ledger: pure releases at epsilon^2/2 of rho, in batches; (epsilon, delta) in the view
+SELECT contcount.create_ledger('vg_z', rho => 10, delta => 0.000001);
+SELECT contcount.noisy_count(0.5, 'vg_z') FROM t;
+SELECT count(n) FROM (SELECT contcount.noisy_count(0.01, 'vg_z') AS n FROM t GROUP BY i % 37) x;
+SELECT contcount.alter_ledger('vg_z', rho => 20, delta => 0.001);
+SELECT * FROM contcount.ledgers;
+SELECT count(*) FROM contcount.charges WHERE release_epsilon IS NOT NULL;
+SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
 -- a protected source: declared, released from per key and per step
 CREATE TABLE visits (person int, region text, at timestamptz);
 INSERT INTO visits SELECT i % 37, (ARRAY['n', 's'])[1 + i % 2], '2026-01-01'::timestamptz + i * interval '1 hour' FROM generate_series(1, 300) i;

@@ -278,9 +278,9 @@ pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
 	strlcpy(paying_statement, statement, sizeof(paying_statement));
 	debug_query_string = paying_statement;
 	if (source_ledger != NULL)
-		ledger_charge_source(ledger, source_ledger, epsilon_units, "counter_copy");
+		ledger_charge_source(ledger, source_ledger, cc_pure_cost(epsilon_units), "counter_copy");
 	else
-		ledger_charge(ledger, epsilon_units, "counter_copy");
+		ledger_charge(ledger, cc_pure_cost(epsilon_units), "counter_copy");
 	paying.active = false;
 	debug_query_string = NULL;
 	SetUserIdAndSecContext(save_user, save_context);

@@ -25,6 +25,9 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -235,9 +238,9 @@ require_admin(const OwnerScope *scope, const char *name)
 	return row;
 }
 
-/* A budget as a whole number of 1e-9 epsilon units. */
+/* A budget, epsilon or rho (measure), as a whole number of 1e-9 units. */
 static Datum
-budget_arg(FunctionCallInfo fcinfo, int argno)
+budget_arg(FunctionCallInfo fcinfo, int argno, const char *measure)
 {
 	Datum		budget;
 	Datum		units;
@@ -245,7 +248,7 @@ budget_arg(FunctionCallInfo fcinfo, int argno)
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("epsilon must not be null")));
+				 errmsg("%s must not be null", measure)));
 	budget = PG_GETARG_DATUM(argno);
 	units = DirectFunctionCall2(numeric_mul, budget,
 								DirectFunctionCall1(int8_numeric,
@@ -261,8 +264,57 @@ budget_arg(FunctionCallInfo fcinfo, int argno)
 															 Int64GetDatum(PG_INT64_MAX)))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a ledger's epsilon must be a finite multiple of 0.000000001, from 0 to 9223372036")));
+				 errmsg("a ledger's %s must be a finite multiple of 0.000000001, from 0 to 9223372036",
+						measure)));
 	return budget;
+}
+
+/*
+ * The delta at which the views show a zCDP ledger as (epsilon, delta)-DP:
+ * between 0 and 1, and not so small that a double loses it.  Null stays null.
+ */
+static NullableDatum
+delta_arg(FunctionCallInfo fcinfo, int argno)
+{
+	NullableDatum delta = {PG_GETARG_DATUM(argno), PG_ARGISNULL(argno)};
+	double		value;
+
+	if (delta.isnull)
+		return delta;
+	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta.value));
+	/* written so that NaN fails too */
+	if (!(value >= DBL_MIN && value < 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be greater than 0 and less than 1"),
+				 errhint("A zCDP ledger is shown as (epsilon, delta)-DP at this delta: choose it well below "
+						 "1/n for n people.")));
+	return delta;
+}
+
+/*
+ * The ledger's accounting, as the store knows it (not at all, for a ledger
+ * restored without its spending): ZB003 if it is not the one a function that
+ * takes a budget in epsilon (CC_PURE) or rho (CC_ZCDP) expects.
+ */
+static void
+require_accounting(int64 ledger, const char *name, cc_accounting expected)
+{
+	uint64		spent;
+	cc_accounting accounting;
+
+	if (!ledger_store_spent(ledger, &spent, &accounting) || accounting == expected)
+		return;
+	if (accounting == CC_ZCDP)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
+				 errmsg("ledger \"%s\" accounts in zCDP: its budget is a rho", name),
+				 errhint("Use contcount.alter_ledger(name, rho => ..., delta => ...).")));
+	ereport(ERROR,
+			(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
+			 errmsg("ledger \"%s\" accounts in pure epsilon: its budget is an epsilon, and it has no delta",
+					name),
+			 errhint("Use contcount.alter_ledger(name, epsilon).")));
 }
 
 static int64
@@ -372,20 +424,69 @@ ledger_to_take_back(const char *name)
 	return ledger_store_find_created(MyDatabaseId, name, in_catalog, &catalog);
 }
 
+/*
+ * A ledger of this name created here before, whose row is gone, takes its
+ * spending back (ledger_to_take_back) in the same accounting only: what it
+ * spent is in its own measure.  One that spent nothing (its creation rolled
+ * back) leaves the name to a new ledger.  Returns the ledger to take back, or
+ * 0; ZB003 for one of the other accounting that spent.
+ */
+static int64
+take_back_as(int64 ledger, const char *name, cc_accounting accounting)
+{
+	uint64		spent;
+	cc_accounting old;
+
+	if (ledger == 0 || !ledger_store_spent(ledger, &spent, &old) || old == accounting)
+		return ledger;
+	if (spent == 0)
+		return 0;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
+			 errmsg("ledger \"%s\" was created here before, accounting in %s, and spent %s %s",
+					name, ledger_accounting_name(old), old == CC_ZCDP ? "rho" : "epsilon",
+					spec_format_epsilon(spent)),
+			 errdetail("Its row went with a dropped extension; its spending stays with the name in this "
+					   "database, in its own measure."),
+			 old == CC_ZCDP ?
+			 errhint("Create it again with contcount.create_ledger(name, rho => ..., delta => ...).") :
+			 errhint("Create it again with contcount.create_ledger(name, epsilon).")));
+	return 0;					/* not reached */
+}
+
+/*
+ * create_ledger(name, epsilon): a pure ledger; create_ledger(name, rho,
+ * delta), from 0.5: a zCDP ledger.
+ */
 PG_FUNCTION_INFO_V1(contcount_create_ledger);
 Datum
 contcount_create_ledger(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan1 = NULL;
+	/* the pure form's row has no delta, as before 0.5 */
+	static SPIPlanPtr plan_pure = NULL;
+	static SPIPlanPtr plan_zcdp = NULL;
 	static SPIPlanPtr plan2 = NULL;
 	char	   *name = arg_text(fcinfo, 0, "ledger name");
-	NullableDatum budget = {budget_arg(fcinfo, 1), false};
+	cc_accounting accounting = PG_NARGS() == 3 ? CC_ZCDP : CC_PURE;
+	NullableDatum budget = {budget_arg(fcinfo, 1, accounting == CC_ZCDP ? "rho" : "epsilon"), false};
 	NullableDatum none = {(Datum) 0, true};
 	int64		id;
 	int64		taken_back;
 	OwnerScope	scope;
-	Oid			types[4] = {INT8OID, TEXTOID, NUMERICOID, OIDOID};
-	Datum		values[4];
+	Oid			types[5] = {INT8OID, TEXTOID, NUMERICOID, OIDOID, NUMERICOID};
+	Datum		values[5];
+
+	if (accounting == CC_ZCDP)
+	{
+		NullableDatum delta = delta_arg(fcinfo, 2);
+
+		if (delta.isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("delta must not be null"),
+					 errhint("A zCDP ledger is shown as (epsilon, delta)-DP at this delta.")));
+		values[4] = delta.value;
+	}
 
 	if (name[0] == '\0')
 		ereport(ERROR,
@@ -397,16 +498,21 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
 	owner_begin(&scope);
-	taken_back = ledger_to_take_back(name);
+	taken_back = take_back_as(ledger_to_take_back(name), name, accounting);
 	id = taken_back != 0 ? taken_back : new_ledger_id();
 	values[0] = Int64GetDatum(id);
 	values[1] = CStringGetTextDatum(name);
 	values[2] = budget.value;
 	values[3] = ObjectIdGetDatum(scope.caller);
 	/* a concurrent creation of the name commits first, or aborts: wait */
-	owner_run(&plan1, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4) "
-			  "ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
-			  4, types, values, NULL, SPI_OK_INSERT);
+	if (accounting == CC_ZCDP)
+		owner_run(&plan_zcdp, "INSERT INTO contcount.ledger (id, name, budget, created_by, delta) "
+				  "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
+				  5, types, values, NULL, SPI_OK_INSERT);
+	else
+		owner_run(&plan_pure, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4) "
+				  "ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
+				  4, types, values, NULL, SPI_OK_INSERT);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -423,7 +529,7 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 		uint64		spent = 0;
 
 		/* one whose creation rolled back spent nothing: no news */
-		if (ledger_store_spent(id, &spent) && spent > 0)
+		if (ledger_store_spent(id, &spent, NULL) && spent > 0)
 			ereport(NOTICE,
 					(errmsg("ledger \"%s\" takes back the spending of the ledger of that name created "
 							"here whose row is gone (with a dropped extension): spent %s",
@@ -432,7 +538,7 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	else
 	{
 		/* last: if this fails, the transaction takes the rows back */
-		ledger_store_create(id, name, scope.caller);
+		ledger_store_create(id, name, scope.caller, accounting);
 	}
 	PG_RETURN_VOID();
 }
@@ -441,23 +547,55 @@ PG_FUNCTION_INFO_V1(contcount_alter_ledger);
 Datum
 contcount_alter_ledger(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr plan_pure = NULL;
+	static SPIPlanPtr plan_zcdp = NULL;
 	char	   *name = arg_text(fcinfo, 0, "ledger name");
-	NullableDatum budget = {budget_arg(fcinfo, 1), false};
+	cc_accounting accounting = PG_NARGS() == 3 ? CC_ZCDP : CC_PURE;
+	NullableDatum budget = {(Datum) 0, true};
+	NullableDatum delta = {(Datum) 0, true};
 	NullableDatum old;
 	OwnerScope	scope;
 	LedgerRow	row;
-	Oid			types[2] = {INT8OID, NUMERICOID};
-	Datum		values[2];
+	Oid			types[3] = {INT8OID, NUMERICOID, NUMERICOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+
+	/* alter_ledger(name, rho, delta), from 0.5: either, or both */
+	if (accounting == CC_PURE || !PG_ARGISNULL(1))
+	{
+		budget.value = budget_arg(fcinfo, 1, accounting == CC_ZCDP ? "rho" : "epsilon");
+		budget.isnull = false;
+	}
+	if (accounting == CC_ZCDP)
+	{
+		delta = delta_arg(fcinfo, 2);
+		if (budget.isnull && delta.isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("rho and delta must not both be null"),
+					 errhint("Give the new rho budget, the new delta, or both; a null one stays as it is.")));
+	}
 
 	owner_begin(&scope);
 	row = require_admin(&scope, name);
+	require_accounting(row.id, name, accounting);
 	old = lock_budget(row.id, name);
 	values[0] = Int64GetDatum(row.id);
 	values[1] = budget.value;
-	owner_run(&plan, "UPDATE contcount.ledger SET budget = $2 WHERE id OPERATOR(pg_catalog.=) $1",
-			  2, types, values, NULL, SPI_OK_UPDATE);
-	log_budget_change(scope.caller, row.id, "alter", old, budget);
+	values[2] = delta.value;
+	nulls[1] = budget.isnull ? 'n' : ' ';
+	nulls[2] = delta.isnull ? 'n' : ' ';
+	if (accounting == CC_ZCDP)
+		owner_run(&plan_zcdp, "UPDATE contcount.ledger "
+				  "SET budget = COALESCE($2, budget), delta = COALESCE($3, delta) "
+				  "WHERE id OPERATOR(pg_catalog.=) $1",
+				  3, types, values, nulls, SPI_OK_UPDATE);
+	else
+		owner_run(&plan_pure, "UPDATE contcount.ledger SET budget = $2 WHERE id OPERATOR(pg_catalog.=) $1",
+				  2, types, values, NULL, SPI_OK_UPDATE);
+	/* delta is how the views show the ledger, not what it may spend */
+	if (!budget.isnull)
+		log_budget_change(scope.caller, row.id, "alter", old, budget);
 	owner_end(&scope);
 	PG_RETURN_VOID();
 }
@@ -550,30 +688,63 @@ epsilon_numeric(uint64 units, bool negative)
 }
 
 /*
- * The ledgers the caller may spend from or manage, with what is left:
- * the contcount.ledgers view.
+ * The epsilon at which rho_units of rho are (epsilon, delta)-DP, rounded up
+ * to a unit (cc_zcdp_epsilon, which is already an upper bound).
+ */
+static Datum
+zcdp_epsilon_numeric(uint64 rho_units, double delta)
+{
+	double		epsilon = cc_zcdp_epsilon((double) rho_units / CC_EPSILON_UNITS_PER_ONE, delta);
+	double		units = ceil(epsilon * CC_EPSILON_UNITS_PER_ONE);
+
+	return epsilon_numeric(units < (double) UINT64_MAX ? (uint64) units : UINT64_MAX, false);
+}
+
+/*
+ * The columns of ledger_rows() from 0.5 on; before, the first 5 (a database
+ * not yet updated declares those, and tuplestore_putvalues takes as many).
+ */
+#define LEDGER_ROWS_0_5 9
+
+/*
+ * The ledgers the caller may spend from or manage, with what is left (in
+ * the ledger's accounting), and from 0.5 that accounting and what the ledger
+ * spent and may spend as (epsilon, delta)-DP: the contcount.ledgers view.  A
+ * pure ledger is (spent, 0)-DP; a zCDP ledger is shown at the delta its admin
+ * chose.
  */
 PG_FUNCTION_INFO_V1(contcount_ledger_rows);
 Datum
 contcount_ledger_rows(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan = NULL;
+	/* before 0.5 the table has no delta */
+	static SPIPlanPtr plans[2] = {NULL, NULL};
+	static const char *const sql[2] = {
+		"SELECT id, name, "
+		"pg_catalog.int8(budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), created_at "
+		"FROM contcount.ledger "
+		"WHERE dropped_at IS NULL "
+		"AND (name OPERATOR(pg_catalog.=) $2 OR contcount.ledger_granted(id, $1, false)) "
+		"ORDER BY name COLLATE \"C\"",
+		"SELECT id, name, "
+		"pg_catalog.int8(budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), created_at, delta "
+		"FROM contcount.ledger "
+		"WHERE dropped_at IS NULL "
+		"AND (name OPERATOR(pg_catalog.=) $2 OR contcount.ledger_granted(id, $1, false)) "
+		"ORDER BY name COLLATE \"C\""
+	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		v05;
 	OwnerScope	scope;
 	Oid			types[2] = {OIDOID, TEXTOID};
 	Datum		args[2];
 
 	InitMaterializedSRF(fcinfo, 0);
+	v05 = rsinfo->setDesc->natts == LEDGER_ROWS_0_5;
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
 	args[1] = CStringGetTextDatum(contcount_ledger ? contcount_ledger : "");
-	owner_run(&plan, "SELECT id, name, "
-			  "pg_catalog.int8(budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), created_at "
-			  "FROM contcount.ledger "
-			  "WHERE dropped_at IS NULL "
-			  "AND (name OPERATOR(pg_catalog.=) $2 OR contcount.ledger_granted(id, $1, false)) "
-			  "ORDER BY name COLLATE \"C\"",
-			  2, types, args, NULL, SPI_OK_SELECT);
+	owner_run(&plans[v05], sql[v05], 2, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
@@ -582,19 +753,42 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
 		uint64		budget = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
 		uint64		spent = 0;
-		Datum		values[5];
-		bool		nulls[5] = {false};
+		cc_accounting accounting = CC_PURE;
+		Datum		values[LEDGER_ROWS_0_5];
+		bool		nulls[LEDGER_ROWS_0_5] = {false};
 
 		values[0] = SPI_getbinval(tuple, desc, 2, &isnull);
 		values[1] = epsilon_numeric(budget, false);
 		values[4] = SPI_getbinval(tuple, desc, 4, &isnull);
-		if (ledger_store_spent(id, &spent))
+		/* not in the store: unusable, and of no known accounting */
+		if (!ledger_store_spent(id, &spent, &accounting))
+			nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[7] = nulls[8] = true;
+		else
 		{
 			values[2] = epsilon_numeric(spent, false);
 			values[3] = epsilon_numeric(spent < budget ? budget - spent : 0, false);
+			values[5] = CStringGetTextDatum(ledger_accounting_name(accounting));
 		}
-		else
-			nulls[2] = nulls[3] = true; /* not in the store: unusable */
+		if (!nulls[5] && accounting == CC_PURE)
+		{
+			values[6] = epsilon_numeric(0, false);
+			values[7] = values[2];
+			values[8] = values[1];
+		}
+		else if (!nulls[5] && v05)
+		{
+			Datum		delta = SPI_getbinval(tuple, desc, 5, &isnull);
+
+			values[6] = delta;
+			nulls[6] = nulls[7] = nulls[8] = isnull;
+			if (!isnull)
+			{
+				double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta));
+
+				values[7] = zcdp_epsilon_numeric(spent, d);
+				values[8] = zcdp_epsilon_numeric(budget, d);
+			}
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	owner_end(&scope);
@@ -606,7 +800,11 @@ typedef struct AuditLedger
 {
 	int64		id;				/* hash key */
 	char	   *name;
+	cc_accounting accounting;
 } AuditLedger;
+
+/* The columns of charge_rows() from 0.5 on; before, the first 6. */
+#define CHARGE_ROWS_0_5 10
 
 typedef struct AuditScan
 {
@@ -619,23 +817,34 @@ audit_one(const StoreCharge *charge, void *arg)
 {
 	AuditScan  *scan = arg;
 	AuditLedger *ledger = hash_search(scan->ledgers, &charge->ledger, HASH_FIND, NULL);
-	Datum		values[6];
-	bool		nulls[6] = {false};
+	Datum		values[CHARGE_ROWS_0_5];
+	bool		nulls[CHARGE_ROWS_0_5] = {false};
 
 	if (ledger == NULL)
 		return;
 	values[0] = TimestampTzGetDatum(charge->at);
 	values[1] = ObjectIdGetDatum(charge->role);
 	values[2] = CStringGetTextDatum(ledger->name);
-	values[3] = epsilon_numeric(charge->epsilon_units, charge->refund);
+	values[3] = epsilon_numeric(charge->units, charge->refund);
 	values[4] = CStringGetTextDatum(charge->function);
 	values[5] = CStringGetTextDatum(charge->statement);
+	/* from 0.5: the ledger's accounting, and its releases' own costs */
+	values[6] = CStringGetTextDatum(ledger_accounting_name(ledger->accounting));
+	values[7] = Int64GetDatum(charge->releases);
+	values[8] = epsilon_numeric(charge->cost.units, false);
+	values[9] = values[8];
+	nulls[7] = charge->releases == 0;	/* not recorded before 0.5 */
+	nulls[8] = nulls[7] || charge->cost.accounting != CC_PURE;
+	nulls[9] = nulls[7] || charge->cost.accounting != CC_ZCDP;
 	tuplestore_putvalues(scan->rsinfo->setResult, scan->rsinfo->setDesc, values, nulls);
 }
 
 /*
  * Every charge to a ledger the caller administers, dropped ledgers
- * included: the contcount.charges view.
+ * included: the contcount.charges view.  From 0.5 each row also says the
+ * ledger's accounting (what its epsilon column counts: rho on a zCDP ledger)
+ * and the releases it paid for: how many, and each one's epsilon (a pure
+ * release) or rho (a zCDP release); unknown (null) for charges made before.
  */
 PG_FUNCTION_INFO_V1(contcount_charge_rows);
 Datum
@@ -667,9 +876,13 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
 													 SPI_tuptable->tupdesc, 1, &isnull));
 		AuditLedger *ledger = hash_search(scan.ledgers, &id, HASH_ENTER, NULL);
+		uint64		spent;
 
 		ledger->name = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[i],
 															   SPI_tuptable->tupdesc, 2));
+		/* a ledger the store does not know has no charges to show */
+		ledger->accounting = CC_PURE;
+		(void) ledger_store_spent(id, &spent, &ledger->accounting);
 	}
 	owner_end(&scope);
 
@@ -706,13 +919,13 @@ contcount_budget_change_rows(PG_FUNCTION_ARGS)
 }
 
 /*
- * Charge for up to max_releases releases of epsilon_units each, at least one,
- * to the ledger named or contcount.ledger; return how many were paid for and
- * the ledger's id.  See ledger_charge.  by_source: the grant of a protected
+ * Charge for up to max_releases releases of cost each, at least one, to the
+ * ledger named or contcount.ledger; return how many were paid for and the
+ * ledger's id.  See ledger_charge.  by_source: the grant of a protected
  * source lets the caller spend this ledger, the source's own.
  */
 static int64
-charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
+charge_releases(const char *ledger, cc_cost cost, const char *function,
 				int64 max_releases, int64 *ledger_id, bool by_source)
 {
 	const char *name = ledger ? ledger : contcount_ledger;
@@ -745,7 +958,7 @@ charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
 		charge.at = GetCurrentTimestamp();
 		charge.role = GetUserId();
 		charge.ledger = row.id;
-		charge.epsilon_units = epsilon_units;
+		charge.cost = cost;
 		charge.function = function;
 		charge.statement = debug_query_string;
 		*ledger_id = row.id;
@@ -785,7 +998,7 @@ charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
 	charge.at = GetCurrentTimestamp();
 	charge.role = scope.caller;
 	charge.ledger = row.id;
-	charge.epsilon_units = epsilon_units;
+	charge.cost = cost;
 	charge.function = function;
 	charge.statement = debug_query_string;
 	*ledger_id = row.id;
@@ -793,34 +1006,33 @@ charge_releases(const char *ledger, uint64 epsilon_units, const char *function,
 }
 
 void
-ledger_charge(const char *ledger, uint64 epsilon_units, const char *function)
+ledger_charge(const char *ledger, cc_cost cost, const char *function)
 {
 	int64		ledger_id;
 
-	(void) charge_releases(ledger, epsilon_units, function, 1, &ledger_id, false);
+	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
 }
 
 void
-ledger_charge_source(const char *ledger, const char *source_ledger, uint64 epsilon_units,
+ledger_charge_source(const char *ledger, const char *source_ledger, cc_cost cost,
 					 const char *function)
 {
 	const char *team = ledger ? ledger : contcount_ledger;
 	int64		ledger_id;
 
 	/* the team's quota first: a team without one spends nothing of the data's */
-	(void) charge_releases(ledger, epsilon_units, function, 1, &ledger_id, false);
+	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
 	if (team != NULL && strcmp(team, source_ledger) == 0)
 		return;
-	(void) charge_releases(source_ledger, epsilon_units, function, 1, &ledger_id, true);
+	(void) charge_releases(source_ledger, cost, function, 1, &ledger_id, true);
 }
 
 void
-ledger_site_init(ChargeSite *site, const char *ledger, uint64 epsilon_units,
-				 const char *function)
+ledger_site_init(ChargeSite *site, const char *ledger, cc_cost cost, const char *function)
 {
 	memset(site, 0, sizeof(*site));
 	site->ledger = ledger ? pstrdup(ledger) : NULL;
-	site->epsilon_units = epsilon_units;
+	site->cost = cost;
 	site->function = function;
 	site->next_batch = 1;
 }
@@ -838,7 +1050,7 @@ site_settle(Datum arg)
 	refund.at = GetCurrentTimestamp();
 	refund.role = GetUserId();
 	refund.ledger = site->ledger_id;
-	refund.epsilon_units = site->epsilon_units * site->prepaid;
+	refund.cost = site->cost;
 	refund.releases = site->prepaid;
 	refund.refund = true;
 	refund.function = site->function;
@@ -852,7 +1064,7 @@ ledger_pay_release(ChargeSite *site, PlanState *node)
 {
 	if (site->prepaid == 0)
 	{
-		int64		paid = charge_releases(site->ledger, site->epsilon_units, site->function,
+		int64		paid = charge_releases(site->ledger, site->cost, site->function,
 										   site->next_batch, &site->ledger_id, false);
 
 		site->next_batch = Min(2 * site->next_batch, SITE_MAX_BATCH);

@@ -8,25 +8,37 @@
 #include "nodes/execnodes.h"
 
 #include "common/errors.h"
-
+#include "core/accounting.h"
 
 /*
- * Charge epsilon_units for a release by function, durably, before its first
- * value leaves: to the ledger named (which the caller must have been granted),
- * or when that is NULL to contcount.ledger.  Raises an error, and so releases
- * nothing, when no ledger is selected, when the budget would be overspent,
- * during recovery, or when the ledger store is damaged.
+ * Every charge says what the release it pays for is: cc_pure_cost(epsilon
+ * units) for an epsilon-DP (Laplace) release, cc_zcdp_cost(rho units) for a
+ * rho-zCDP (Gaussian) one.  The ledger converts it to its own accounting (a
+ * pure release costs a zCDP ledger ceil(epsilon^2 / 2)) and the store keeps
+ * both, the release's cost and what the ledger was charged, so that the
+ * composition can be rebuilt release by release.  A pure ledger refuses a
+ * zCDP release (ZB003).
  */
-extern void ledger_charge(const char *ledger, uint64 epsilon_units, const char *function);
+
+/*
+ * Charge cost for a release by function, durably, before its first value
+ * leaves: to the ledger named (which the caller must have been granted), or
+ * when that is NULL to contcount.ledger.  Raises an error, and so releases
+ * nothing, when no ledger is selected, when the ledger cannot account for
+ * the release (ZB003), when the budget would be overspent, during recovery,
+ * or when the ledger store is damaged.
+ */
+extern void ledger_charge(const char *ledger, cc_cost cost, const char *function);
 
 /*
  * Charge a release from a protected source: first to the caller's ledger as
  * ledger_charge does (a team's quota), then to the source's ledger (the
  * budget of the data, which every team's releases from it add up in), which
  * the source's grant lets the caller spend.  The same ledger is charged once.
+ * Each ledger pays in its own accounting.
  */
 extern void ledger_charge_source(const char *ledger, const char *source_ledger,
-								 uint64 epsilon_units, const char *function);
+								 cc_cost cost, const char *function);
 
 /*
  * The releases of one call site of an aggregate in one query.  Every group,
@@ -41,14 +53,14 @@ typedef struct ChargeSite
 {
 	const char *function;
 	char	   *ledger;			/* as named; NULL: contcount.ledger */
-	uint64		epsilon_units;	/* of one release */
+	cc_cost		cost;			/* of one release */
 	int64		ledger_id;		/* that the prepaid releases were charged to */
 	int64		prepaid;		/* releases paid for and not made yet */
 	int64		next_batch;		/* releases the next charge pays for */
 	bool		settles;		/* a refund at the end of the query is set up */
 } ChargeSite;
 
-extern void ledger_site_init(ChargeSite *site, const char *ledger, uint64 epsilon_units,
+extern void ledger_site_init(ChargeSite *site, const char *ledger, cc_cost cost,
 							 const char *function);
 
 /*

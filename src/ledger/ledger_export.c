@@ -7,7 +7,9 @@
  * and pg_upgrade carry the ledgers' catalog rows but not what they spent.
  * The SQL functions of the install script put the two together as a
  * document and take it back; these are their superuser-only primitives.
- * Importing never lowers what a ledger spent.
+ * Importing never lowers what a ledger spent, nor changes its accounting.
+ * The primitives serve the SQL of 0.3 and 0.4 (a database not yet updated)
+ * as it expects: the columns and arguments it declares, and pure ledgers.
  *
  * IDENTIFICATION
  *	  src/ledger/ledger_export.c
@@ -42,29 +44,52 @@ contcount_store_spent(PG_FUNCTION_ARGS)
 	uint64		spent;
 
 	require_superuser("contcount.store_spent()");
-	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent))
+	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, NULL))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) spent);
+}
+
+/* The accounting of a ledger in the store, "pure" or "zcdp"; NULL if unknown. */
+PG_FUNCTION_INFO_V1(contcount_store_accounting);
+Datum
+contcount_store_accounting(PG_FUNCTION_ARGS)
+{
+	uint64		spent;
+	cc_accounting accounting;
+
+	require_superuser("contcount.store_accounting()");
+	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, &accounting))
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(ledger_accounting_name(accounting)));
 }
 
 static void
 charge_row(const StoreCharge *charge, void *arg)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
-	Datum		values[7];
-	bool		nulls[7] = {false};
+	Datum		values[10];
+	bool		nulls[10] = {false};
 
 	values[0] = Int64GetDatum(charge->ledger);
 	values[1] = TimestampTzGetDatum(charge->at);
 	values[2] = ObjectIdGetDatum(charge->role);
-	values[3] = Int64GetDatum((int64) charge->epsilon_units);
+	values[3] = Int64GetDatum((int64) charge->units);
 	values[4] = BoolGetDatum(charge->refund);
 	values[5] = CStringGetTextDatum(charge->function);
 	values[6] = CStringGetTextDatum(charge->statement);
+	/* from 0.5 (the 7 columns before are all 0.4 declares) */
+	values[7] = CStringGetTextDatum(ledger_accounting_name(charge->cost.accounting));
+	values[8] = Int64GetDatum(charge->releases);
+	values[9] = Int64GetDatum((int64) charge->cost.units);
+	nulls[8] = nulls[9] = charge->releases == 0;	/* not recorded */
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/* Every charge and refund in the store, oldest first, of every ledger. */
+/*
+ * Every charge and refund in the store, oldest first, of every ledger: what
+ * the ledger was charged in units of its accounting, and from 0.5 the
+ * releases' accounting, number and cost each.
+ */
 PG_FUNCTION_INFO_V1(contcount_store_charges);
 Datum
 contcount_store_charges(PG_FUNCTION_ARGS)
@@ -96,38 +121,63 @@ array_arg(FunctionCallInfo fcinfo, int argno, Oid type, int *n)
 	return elems;
 }
 
+/* An accounting by name; a bad name is a bad export. */
+static cc_accounting
+accounting_arg(const char *name)
+{
+	cc_accounting accounting;
+
+	if (!ledger_accounting_parse(name, &accounting))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("accounting \"%s\" of the export is neither \"pure\" nor \"zcdp\"", name)));
+	return accounting;
+}
+
+/* The arguments of store_import() before 0.5; from 0.5, STORE_IMPORT_0_5. */
+#define STORE_IMPORT_0_3 11
+#define STORE_IMPORT_0_5 15
+
 /*
  * store_import(ledger_id, name, created_at, created_by, spent_units, at[],
- * role[], epsilon_units[], refund[], function[], statement[]): see
- * ledger_store_import.
+ * role[], units[], refund[], function[], statement[]), and from 0.5 also
+ * (accounting, release_accounting[], releases[], release_units[]): see
+ * ledger_store_import.  Before 0.5 every ledger is pure, and each charge
+ * one whose releases were not recorded.
  */
 PG_FUNCTION_INFO_V1(contcount_store_import);
 Datum
 contcount_store_import(PG_FUNCTION_ARGS)
 {
-	static const Oid types[6] = {TIMESTAMPTZOID, OIDOID, INT8OID, BOOLOID, TEXTOID, TEXTOID};
-	Datum	   *fields[6];
+	static const Oid types[9] = {TIMESTAMPTZOID, OIDOID, INT8OID, BOOLOID, TEXTOID, TEXTOID,
+	TEXTOID, INT8OID, INT8OID};
+	int			nfields = PG_NARGS() == STORE_IMPORT_0_5 ? 9 : 6;
+	Datum	   *fields[9];
 	int			n = 0;
 	StoreCharge *charges;
 	int64		spent;
+	cc_accounting accounting = CC_PURE;
 
 	require_superuser("contcount.store_import()");
-	for (int a = 0; a < 11; a++)
+	for (int a = 0; a < PG_NARGS(); a++)
 		if (PG_ARGISNULL(a))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("a ledger of the export has a null field")));
-	for (int f = 0; f < 6; f++)
+	for (int f = 0; f < nfields; f++)
 	{
 		int			count;
 
-		fields[f] = array_arg(fcinfo, 5 + f, types[f], &count);
+		/* the arrays from 0.5 follow the accounting */
+		fields[f] = array_arg(fcinfo, f < 6 ? 5 + f : STORE_IMPORT_0_3 + 1 + f - 6, types[f], &count);
 		if (f > 0 && count != n)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the charges of a ledger of the export do not line up")));
 		n = count;
 	}
+	if (PG_NARGS() == STORE_IMPORT_0_5)
+		accounting = accounting_arg(text_to_cstring(PG_GETARG_TEXT_PP(STORE_IMPORT_0_3)));
 	spent = PG_GETARG_INT64(4);
 	if (spent < 0)
 		ereport(ERROR,
@@ -139,34 +189,59 @@ contcount_store_import(PG_FUNCTION_ARGS)
 		charges[i].at = DatumGetTimestampTz(fields[0][i]);
 		charges[i].role = DatumGetObjectId(fields[1][i]);
 		charges[i].ledger = PG_GETARG_INT64(0);
-		if (DatumGetInt64(fields[2][i]) <= 0)
+		if (DatumGetInt64(fields[2][i]) <= 0 ||
+			(nfields == 9 && (DatumGetInt64(fields[7][i]) < 0 || DatumGetInt64(fields[8][i]) <= 0)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a charge of the export is not positive")));
-		charges[i].epsilon_units = DatumGetInt64(fields[2][i]);
+		charges[i].units = DatumGetInt64(fields[2][i]);
 		charges[i].refund = DatumGetBool(fields[3][i]);
 		charges[i].function = TextDatumGetCString(fields[4][i]);
 		charges[i].statement = TextDatumGetCString(fields[5][i]);
+		if (nfields == 9)
+		{
+			charges[i].cost.accounting = accounting_arg(TextDatumGetCString(fields[6][i]));
+			charges[i].releases = DatumGetInt64(fields[7][i]);
+			charges[i].cost.units = DatumGetInt64(fields[8][i]);
+		}
+		else
+			charges[i].cost = cc_pure_cost(charges[i].units);
 	}
 	PG_RETURN_TEXT_P(cstring_to_text(
 									 ledger_store_import(PG_GETARG_INT64(0),
 														 text_to_cstring(PG_GETARG_TEXT_PP(1)),
+														 accounting,
 														 PG_GETARG_TIMESTAMPTZ(2),
 														 PG_GETARG_OID(3), (uint64) spent,
 														 charges, n)));
 }
 
-/* True if format and version are those of export_ledgers(); else an error. */
+/*
+ * True if format and version are those of an export that the caller's SQL
+ * reads: version 1 (0.3 and 0.4, pure ledgers only) up to newest, the third
+ * argument from 0.5 (2: ledgers that say their accounting).  Else an error,
+ * so that a database not yet updated refuses an export whose zCDP ledgers it
+ * would take in as pure.
+ */
 PG_FUNCTION_INFO_V1(contcount_store_check_export);
 Datum
 contcount_store_check_export(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) ||
-		strcmp(text_to_cstring(PG_GETARG_TEXT_PP(0)), "contcount ledgers") != 0 ||
-		strcmp(text_to_cstring(PG_GETARG_TEXT_PP(1)), "1") != 0)
+	int32		newest = PG_NARGS() == 3 && !PG_ARGISNULL(2) ? PG_GETARG_INT32(2) : 1;
+	bool		known = false;
+
+	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) &&
+		strcmp(text_to_cstring(PG_GETARG_TEXT_PP(0)), "contcount ledgers") == 0)
+	{
+		char	   *version = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+		for (int v = 1; v <= newest && !known; v++)
+			known = strcmp(version, psprintf("%d", v)) == 0;
+	}
+	if (!known)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("not an export of contcount ledgers, version 1"),
+				 errmsg("not an export of contcount ledgers, version %d or older", newest),
 				 errhint("Export with contcount.export_ledgers().")));
 	PG_RETURN_BOOL(true);
 }

@@ -33,11 +33,30 @@
  * fixed number in the global tablespace, where no user relation can live,
  * and GetNewRelFileNode skips numbers whose file exists.
  *
- * Sums.  Shared memory holds each ledger's spent epsilon, added up from the
- * pages by the first backend that needs them after start (on a standby too)
- * and kept current by every append and, once loaded, by redo.  Redo of a
- * record whose page already held it (BLK_DONE) adds nothing: the load
- * counted it from the page.
+ * Sums.  Shared memory holds each ledger's accounting and what it spent,
+ * added up from the pages by the first backend that needs them after start
+ * (on a standby too) and kept current by every append and, once loaded, by
+ * redo.  Redo of a record whose page already held it (BLK_DONE) adds
+ * nothing: the load counted it from the page.
+ *
+ * Accounting.  A ledger accounts in pure epsilon or in zCDP rho, for good:
+ * its creation item says which, and every charge item says both what its
+ * releases cost in their own accounting (each pure release's epsilon, each
+ * Gaussian release's rho, and how many) and what the ledger was charged in
+ * its own (units), so that the composition can be rebuilt release by
+ * release.  Applying an item checks that the two agree (a zCDP release on a
+ * pure ledger, or units that are not the releases' cost, damage the store).
+ *
+ * Item formats.  An item's kind says its layout.  Format 1 (kinds 1 to 7),
+ * written by 0.3 and 0.4, has no accounting: it is read, as pure, and never
+ * written again.  Format 2 is the same kinds with ITEM_FORMAT_2 set and the
+ * accounting fields between the fixed part and the text.  Why a flag in the
+ * kind, and not a new page version: 0.4's pages go on receiving items, so a
+ * page holds both formats, and each item must say its own.  Why not a
+ * version field that 0.4 would skip: a 0.4 library reading a format 2 item
+ * (a standby not yet given the new library, a downgrade) must fail closed
+ * rather than read rho as epsilon, and it does, since it marks its store
+ * damaged at a kind it does not know.
  *
  * Failing closed.  An item whose CRC fails, a charge to a ledger the store
  * never created, more ledgers than contcount.max_ledgers, or a 0.2 store file
@@ -99,6 +118,7 @@
 #include "utils/timestamp.h"
 
 #include "common/errors.h"
+#include "common/int.h"
 #include "common/settings.h"
 #include "ledger/ledger_legacy.h"
 #include "ledger/ledger_store.h"
@@ -139,6 +159,11 @@ typedef enum ItemKind
 	ITEM_ACCEPTED = 7			/* a superuser accepted the store as it is */
 } ItemKind;
 
+/* set in the kind of every item written since 0.5: see "Item formats" */
+#define ITEM_FORMAT_2 0x0100
+#define ITEM_KIND(item) ((ItemKind) ((item)->kind & ~ITEM_FORMAT_2))
+
+/* An item, in format 2; format 1 lacks the fields from release_units on. */
 typedef struct StoreItem
 {
 	pg_crc32c	crc;			/* of the bytes after it, up to length */
@@ -147,14 +172,22 @@ typedef struct StoreItem
 	Oid			role;
 	Oid			database;		/* where a ledger was created; else 0 */
 	int64		ledger;
-	uint64		epsilon_units;	/* in all */
+	uint64		units;			/* in all, in the ledger's accounting */
 	TimestampTz at;
 	int64		legacy_end;		/* taken from a 0.2 file: where its record
 								 * ended there; else 0 */
+	/* format 2 */
+	uint64		release_units;	/* a charge or refund: what one release
+								 * costs in its own accounting */
+	int64		releases;		/* how many; 0: not recorded (format 1, a 0.2
+								 * record) */
+	uint32		accounting;		/* a creation: the ledger's; a charge or
+								 * refund: its releases' (cc_accounting) */
 	/* the function, NUL, the statement, NUL */
 	char		text[FLEXIBLE_ARRAY_MEMBER];
 } StoreItem;
 
+#define ITEM_FIXED_1 ((int) offsetof(StoreItem, release_units))
 #define ITEM_FIXED ((int) offsetof(StoreItem, text))
 #define ITEM_MAX (ITEM_FIXED + MAX_FUNCTION + 1 + MAX_STATEMENT + 1)
 
@@ -197,7 +230,8 @@ typedef struct StoreShared
 typedef struct LedgerSum
 {
 	int64		ledger;			/* hash key */
-	uint64		spent_units;
+	uint64		spent_units;	/* in its accounting */
+	cc_accounting accounting;
 } LedgerSum;
 
 static StoreShared *store = NULL;
@@ -232,7 +266,28 @@ item_crc(const StoreItem *item)
 	return crc;
 }
 
-/* An item in buf (ITEM_MAX bytes), CRC included. */
+const char *
+ledger_accounting_name(cc_accounting accounting)
+{
+	return accounting == CC_ZCDP ? "zcdp" : "pure";
+}
+
+bool
+ledger_accounting_parse(const char *name, cc_accounting *accounting)
+{
+	if (strcmp(name, "pure") == 0)
+		*accounting = CC_PURE;
+	else if (strcmp(name, "zcdp") == 0)
+		*accounting = CC_ZCDP;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * An item in buf (ITEM_MAX bytes), in format 2, to be sealed.  A creation's
+ * charge->cost.accounting is the ledger's.
+ */
 static StoreItem *
 build_item(char *buf, ItemKind kind, int64 ledger, uint64 units,
 		   const StoreCharge *charge, const char *function_text)
@@ -254,11 +309,14 @@ build_item(char *buf, ItemKind kind, int64 ledger, uint64 units,
 	flen = strlen(function);
 
 	memset(buf, 0, ITEM_FIXED);
-	item->kind = kind;
+	item->kind = kind | ITEM_FORMAT_2;
 	item->role = charge ? charge->role : InvalidOid;
 	item->ledger = ledger;
-	item->epsilon_units = units;
+	item->units = units;
 	item->at = charge ? charge->at : 0;
+	item->accounting = charge ? charge->cost.accounting : 0;
+	item->release_units = charge ? charge->cost.units : 0;
+	item->releases = charge ? charge->releases : 0;
 	memcpy(item->text, function, flen);
 	item->text[flen] = '\0';
 	memcpy(item->text + flen + 1, statement, slen);
@@ -306,9 +364,27 @@ refuse_if_damaged(void)
 }
 
 /*
- * Apply one item to the sums and the 0.2 import's state.  Lock held
- * exclusively.  Returns false, with the store marked damaged, if it cannot be
- * applied.
+ * A charge or refund of releases releases of cost each, units in all, to a
+ * ledger accounting in ledger: does the ledger admit such releases, and are
+ * units what they cost it?  (A charge recorded before 0.5 says only its
+ * units, which a pure ledger was charged: releases 0.)
+ */
+static bool
+charge_adds_up(cc_accounting ledger, cc_cost cost, int64 releases, uint64 units)
+{
+	uint64		each;
+	uint64		total;
+
+	if (releases == 0)
+		return ledger == CC_PURE && cost.accounting == CC_PURE;
+	return releases > 0 && cc_ledger_cost(ledger, cost, &each) &&
+		!pg_mul_u64_overflow(each, (uint64) releases, &total) && total == units;
+}
+
+/*
+ * Apply one item, in format 2, to the sums and the 0.2 import's state.  Lock
+ * held exclusively.  Returns false, with the store marked damaged, if it
+ * cannot be applied.
  */
 static bool
 apply_item(const StoreItem *item)
@@ -319,9 +395,11 @@ apply_item(const StoreItem *item)
 
 	if (item->legacy_end > store->legacy_next)
 		store->legacy_next = item->legacy_end;
-	switch ((ItemKind) item->kind)
+	switch (ITEM_KIND(item))
 	{
 		case ITEM_CREATED:
+			if (item->accounting != CC_PURE && item->accounting != CC_ZCDP)
+				break;
 			sum = hash_search(sums, &item->ledger, HASH_ENTER_NULL, &found);
 			if (sum == NULL)
 			{
@@ -329,26 +407,36 @@ apply_item(const StoreItem *item)
 				return false;
 			}
 			if (!found)
+			{
 				sum->spent_units = 0;
-			return true;
+				sum->accounting = (cc_accounting) item->accounting;
+			}
+			if (sum->accounting == item->accounting)
+				return true;
+			break;
 		case ITEM_CHARGE:
 		case ITEM_REFUND:
 			sum = hash_search(sums, &item->ledger, HASH_FIND, NULL);
-			if (sum != NULL && item->kind == ITEM_CHARGE)
+			if (sum == NULL ||
+				!charge_adds_up(sum->accounting,
+								(cc_cost) {(cc_accounting) item->accounting, item->release_units},
+								item->releases, item->units))
+				break;
+			if (ITEM_KIND(item) == ITEM_CHARGE)
 			{
-				sum->spent_units += item->epsilon_units;
+				sum->spent_units += item->units;
 				return true;
 			}
 			/* a refund never exceeds what its ledger was charged */
-			if (sum != NULL && item->epsilon_units <= sum->spent_units)
+			if (item->units <= sum->spent_units)
 			{
-				sum->spent_units -= item->epsilon_units;
+				sum->spent_units -= item->units;
 				return true;
 			}
 			break;
 		case ITEM_LEGACY_BEGIN:
 			store->legacy_begun = true;
-			store->legacy_size = (int64) item->epsilon_units;
+			store->legacy_size = (int64) item->units;
 			store->legacy_crc = (pg_crc32c) item->ledger;
 			return true;
 		case ITEM_LEGACY_END:
@@ -363,8 +451,8 @@ apply_item(const StoreItem *item)
 			store->stale = false;
 			return true;
 	}
-	snprintf(what, sizeof(what), "an unexpected item of kind %u for ledger " INT64_FORMAT,
-			 item->kind, item->ledger);
+	snprintf(what, sizeof(what), "an unexpected item of kind %u (accounting %u) for ledger " INT64_FORMAT,
+			 item->kind, item->accounting, item->ledger);
 	mark_damaged(what);
 	return false;
 }
@@ -387,12 +475,38 @@ page_item(Page page, OffsetNumber off)
 	ItemId		iid = PageGetItemId(page, off);
 	const StoreItem *item;
 
-	if (!ItemIdIsNormal(iid) || ItemIdGetLength(iid) < ITEM_FIXED + 2)
+	if (!ItemIdIsNormal(iid) || ItemIdGetLength(iid) < ITEM_FIXED_1 + 2)
 		return NULL;
 	item = (const StoreItem *) PageGetItem(page, iid);
 	if (item->length != ItemIdGetLength(iid) || item_crc(item) != item->crc)
 		return NULL;
+	/* no longer than the longest item of its format */
+	if ((item->kind & ITEM_FORMAT_2) ? item->length < ITEM_FIXED + 2 || item->length > ITEM_MAX :
+		item->length > ITEM_MAX - (ITEM_FIXED - ITEM_FIXED_1))
+		return NULL;
 	return item;
+}
+
+/*
+ * A whole item, as format 2: itself, or a format 1 item rewritten into buf
+ * (ITEM_MAX bytes) as what it was, a pure charge whose releases were not
+ * recorded.  Its CRC is not recomputed: it is read, never written.
+ */
+static const StoreItem *
+item_in_format_2(const StoreItem *item, char *buf)
+{
+	StoreItem  *copy = (StoreItem *) buf;
+
+	if (item->kind & ITEM_FORMAT_2)
+		return item;
+	memcpy(buf, item, ITEM_FIXED_1);
+	copy->kind |= ITEM_FORMAT_2;
+	copy->release_units = item->units;
+	copy->releases = 0;
+	copy->accounting = CC_PURE;
+	memcpy(copy->text, (const char *) item + ITEM_FIXED_1, item->length - ITEM_FIXED_1);
+	copy->length = item->length + (ITEM_FIXED - ITEM_FIXED_1);
+	return copy;
 }
 
 /* The number of pages, 0 when the file does not exist (yet). */
@@ -424,6 +538,7 @@ scan_items(bool (*fn) (const StoreItem *item, void *arg), void *arg,
 {
 	BlockNumber nblocks = store_blocks();
 	ScanResult	result = SCAN_DONE;
+	char		format_2[ITEM_MAX];
 
 	for (BlockNumber blkno = 0; blkno < nblocks && result == SCAN_DONE; blkno++)
 	{
@@ -451,7 +566,7 @@ scan_items(bool (*fn) (const StoreItem *item, void *arg), void *arg,
 					snprintf(what, whatlen, "a damaged item at block %u, item %u", blkno, off);
 					result = SCAN_DAMAGED;
 				}
-				else if (!fn(item, arg))
+				else if (!fn(item_in_format_2(item, format_2), arg))
 					result = SCAN_STOPPED;
 			}
 		}
@@ -672,8 +787,10 @@ static void
 import_legacy_one(const LegacyRecord *record, void *arg)
 {
 	char		buf[ITEM_MAX];
+	/* pure, 0.2 having no other accounting; releases not recorded */
 	StoreCharge charge = {
 		.at = record->at,.role = record->role,.ledger = record->ledger,
+		.cost = cc_pure_cost(record->kind == LEGACY_CREATED ? 0 : record->epsilon_units),
 		.function = record->function,.statement = record->statement
 	};
 	StoreItem  *item;
@@ -893,11 +1010,11 @@ refuse_in_recovery(void)
  * found by again after a dropped extension).  Exclusive lock held.
  */
 static XLogRecPtr
-append_creation(int64 ledger, const char *name, Oid role, TimestampTz at)
+append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_accounting accounting)
 {
 	char		buf[ITEM_MAX];
 	StoreCharge creation = {
-		.at = at,.role = role,.ledger = ledger,
+		.at = at,.role = role,.ledger = ledger,.cost = {accounting, 0},
 		.function = "create_ledger",.statement = name
 	};
 	StoreItem  *item;
@@ -914,14 +1031,30 @@ append_creation(int64 ledger, const char *name, Oid role, TimestampTz at)
 }
 
 void
-ledger_store_create(int64 ledger, const char *name, Oid role)
+ledger_store_create(int64 ledger, const char *name, Oid role, cc_accounting accounting)
 {
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	/* flushed by the commit of the catalog row, which follows it in WAL */
-	(void) append_creation(ledger, name, role, GetCurrentTimestamp());
+	(void) append_creation(ledger, name, role, GetCurrentTimestamp(), accounting);
 	LWLockRelease(store->lock);
+}
+
+/* What one release of cost costs the ledger of sum; ZB003 if it cannot pay. */
+static uint64
+release_cost(const LedgerSum *sum, const char *name, cc_cost cost)
+{
+	uint64		units;
+
+	if (!cc_ledger_cost(sum->accounting, cost, &units))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
+				 errmsg("ledger \"%s\" accounts in pure epsilon and cannot pay for a zCDP release", name),
+				 errdetail("A release with Gaussian noise is rho-zCDP (here rho %s), which no epsilon bounds.",
+						   spec_format_epsilon(cost.units)),
+				 errhint("Charge it to a zCDP ledger, created with contcount.create_ledger(name, rho => ..., delta => ...).")));
+	return units;
 }
 
 int64
@@ -930,11 +1063,12 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 {
 	char		buf[ITEM_MAX];
 	LedgerSum  *sum;
+	uint64		each;
 	uint64		remaining;
 	uint64		affordable;
 	XLogRecPtr	recptr;
 
-	Assert(charge->epsilon_units > 0 && max_releases >= 1);
+	Assert(charge->cost.units > 0 && max_releases >= 1);
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
@@ -955,18 +1089,30 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 						   "upgraded without its spending, or the store was lost."),
 				 errhint("Import the ledger's export with contcount.import_ledgers(), or restore the "
 						 "server from a base backup and its WAL.")));
+	/* at least a unit: cost.units > 0, and a rho of an epsilon rounds up */
+	each = release_cost(sum, name, charge->cost);
 	remaining = sum->spent_units > budget_units ? 0 : budget_units - sum->spent_units;
-	affordable = remaining / charge->epsilon_units;
-	if (affordable == 0)
+	affordable = remaining / each;
+	if (affordable == 0 && sum->accounting == CC_PURE)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
 				 errmsg("privacy budget of ledger \"%s\" would be overspent", name),
 				 errdetail("Requested epsilon %s, remaining epsilon %s.",
-						   spec_format_epsilon(charge->epsilon_units),
-						   spec_format_epsilon(remaining))));
+						   spec_format_epsilon(each), spec_format_epsilon(remaining))));
+	if (affordable == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
+				 errmsg("privacy budget of ledger \"%s\" would be overspent", name),
+				 charge->cost.accounting == CC_PURE ?
+				 errdetail("Requested rho %s (a release of epsilon %s), remaining rho %s.",
+						   spec_format_epsilon(each), spec_format_epsilon(charge->cost.units),
+						   spec_format_epsilon(remaining)) :
+				 errdetail("Requested rho %s, remaining rho %s.",
+						   spec_format_epsilon(each), spec_format_epsilon(remaining))));
+	/* each * releases <= remaining: no overflow */
 	charge->releases = (uint64) max_releases < affordable ? max_releases : (int64) affordable;
-	charge->epsilon_units *= charge->releases;
-	recptr = append_item(build_item(buf, ITEM_CHARGE, ledger, charge->epsilon_units, charge, NULL));
+	charge->units = each * charge->releases;
+	recptr = append_item(build_item(buf, ITEM_CHARGE, ledger, charge->units, charge, NULL));
 	LWLockRelease(store->lock);
 	make_durable(recptr);
 	return charge->releases;
@@ -983,16 +1129,17 @@ ledger_store_refund(StoreCharge *refund)
 	refuse_if_damaged();
 	sum = hash_search(sums, &refund->ledger, HASH_FIND, NULL);
 	/* the caller charged at least this much, and nothing lowers a sum else */
-	if (sum == NULL || sum->spent_units < refund->epsilon_units)
+	if (sum == NULL || !cc_ledger_cost(sum->accounting, refund->cost, &refund->units) ||
+		pg_mul_u64_overflow(refund->units, (uint64) refund->releases, &refund->units) ||
+		sum->spent_units < refund->units)
 		elog(ERROR, "refund of more than ledger " INT64_FORMAT " was charged", refund->ledger);
 	/* not flushed: a refund lost in a crash only keeps the budget spent */
-	(void) append_item(build_item(buf, ITEM_REFUND, refund->ledger, refund->epsilon_units,
-								  refund, NULL));
+	(void) append_item(build_item(buf, ITEM_REFUND, refund->ledger, refund->units, refund, NULL));
 	LWLockRelease(store->lock);
 }
 
 bool
-ledger_store_spent(int64 ledger, uint64 *spent_units)
+ledger_store_spent(int64 ledger, uint64 *spent_units, cc_accounting *accounting)
 {
 	LedgerSum  *sum;
 
@@ -1000,7 +1147,11 @@ ledger_store_spent(int64 ledger, uint64 *spent_units)
 	refuse_if_damaged();
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
 	if (sum != NULL)
+	{
 		*spent_units = sum->spent_units;
+		if (accounting != NULL)
+			*accounting = sum->accounting;
+	}
 	LWLockRelease(store->lock);
 	return sum != NULL;
 }
@@ -1017,14 +1168,16 @@ audit_one(const StoreItem *item, void *arg)
 	AuditScan  *scan = (AuditScan *) arg;
 	StoreCharge charge;
 
-	if (item->kind == ITEM_CHARGE || item->kind == ITEM_REFUND)
+	if (ITEM_KIND(item) == ITEM_CHARGE || ITEM_KIND(item) == ITEM_REFUND)
 	{
 		charge.at = item->at;
 		charge.role = item->role;
 		charge.ledger = item->ledger;
-		charge.epsilon_units = item->epsilon_units;
-		charge.releases = 0;
-		charge.refund = item->kind == ITEM_REFUND;
+		charge.cost.accounting = (cc_accounting) item->accounting;
+		charge.cost.units = item->release_units;
+		charge.releases = item->releases;
+		charge.units = item->units;
+		charge.refund = ITEM_KIND(item) == ITEM_REFUND;
 		charge.function = item->text;
 		charge.statement = item->text + strlen(item->text) + 1;
 		scan->fn(&charge, scan->arg);
@@ -1056,8 +1209,9 @@ ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg)
 }
 
 const char *
-ledger_store_import(int64 ledger, const char *name, TimestampTz created_at, Oid created_by,
-					uint64 spent_units, const StoreCharge *charges, int ncharges)
+ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
+					TimestampTz created_at, Oid created_by, uint64 spent_units,
+					const StoreCharge *charges, int ncharges)
 {
 	char		buf[ITEM_MAX];
 	LedgerSum  *sum;
@@ -1069,37 +1223,53 @@ ledger_store_import(int64 ledger, const char *name, TimestampTz created_at, Oid 
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
-	/* the audit must add up as the store would: no refund beyond its charges */
-	for (int i = 0; i < ncharges; i++)
-	{
-		if (!charges[i].refund)
-			running += charges[i].epsilon_units;
-		else if (charges[i].epsilon_units > running)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the export of ledger \"%s\" refunds more than it charged", name)));
-		else
-			running -= charges[i].epsilon_units;
-	}
-
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
+	if (sum != NULL && sum->accounting != accounting)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
+				 errmsg("ledger \"%s\" accounts in %s here, and the export accounts it in %s",
+						name, ledger_accounting_name(sum->accounting), ledger_accounting_name(accounting)),
+				 errdetail("A ledger's accounting never changes: what it spent is in its own measure.")));
+
+	/*
+	 * The audit must add up as the store would: each charge what its
+	 * releases cost the ledger, no refund beyond its charges.
+	 */
+	for (int i = 0; i < ncharges; i++)
+	{
+		if (!charge_adds_up(accounting, charges[i].cost, charges[i].releases, charges[i].units))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a charge of the export of ledger \"%s\" is not what its releases cost a %s ledger",
+							name, ledger_accounting_name(accounting))));
+		if (!charges[i].refund)
+			running += charges[i].units;
+		else if (charges[i].units > running)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the export of ledger \"%s\" refunds more than it charged", name)));
+		else
+			running -= charges[i].units;
+	}
 	if (sum == NULL)
 	{
-		last = append_creation(ledger, name, created_by, created_at);
+		last = append_creation(ledger, name, created_by, created_at, accounting);
 		for (int i = 0; i < ncharges; i++)
 			last = append_item(build_item(buf, charges[i].refund ? ITEM_REFUND : ITEM_CHARGE,
-										  ledger, charges[i].epsilon_units, &charges[i],
+										  ledger, charges[i].units, &charges[i],
 										  charges[i].function));
 		sum = hash_search(sums, &ledger, HASH_FIND, NULL);
 		action = "created";
 	}
 	if (sum->spent_units < spent_units)
 	{
+		/* the difference, as one release of the ledger's own kind */
 		StoreCharge raise = {
 			.at = GetCurrentTimestamp(),.role = GetUserId(),.ledger = ledger,
+			.cost = {accounting, spent_units - sum->spent_units},.releases = 1,
 			.statement = "what the export spent beyond its audit"
 		};
 
@@ -1128,7 +1298,7 @@ find_created_one(const StoreItem *item, void *arg)
 {
 	FindCreated *find = (FindCreated *) arg;
 
-	if (item->kind == ITEM_CREATED && item->database == find->database &&
+	if (ITEM_KIND(item) == ITEM_CREATED && item->database == find->database &&
 		strcmp(item->text + strlen(item->text) + 1, find->name) == 0 &&
 		!find->known(item->ledger, find->arg))
 		find->found = item->ledger;
@@ -1191,7 +1361,12 @@ store_redo(XLogReaderState *record)
 		if (store->last_block == InvalidBlockNumber || blkno > store->last_block)
 			store->last_block = blkno;
 		if (!store->damaged)
-			(void) apply_item(item);
+		{
+			/* a 0.4 primary's record, or this library's */
+			char		format_2[ITEM_MAX];
+
+			(void) apply_item(item_in_format_2(item, format_2));
+		}
 	}
 	if (BufferIsValid(buf))
 		UnlockReleaseBuffer(buf);
@@ -1214,13 +1389,20 @@ store_identify(uint8 info)
 static void
 store_desc(StringInfo buf, XLogReaderState *record)
 {
-	const StoreItem *item = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
+	char		format_2[ITEM_MAX];
+	const StoreItem *raw = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
+	const StoreItem *item = item_in_format_2(raw, format_2);
 	static const char *const kinds[] = {"?", "create", "charge", "refund", "legacy begin", "legacy end",
 	"recovery stopped at a target", "accepted"};
 
 	appendStringInfo(buf, "%s ledger " INT64_FORMAT " units " UINT64_FORMAT " role %u: %s",
-					 item->kind < lengthof(kinds) ? kinds[item->kind] : "?",
-					 item->ledger, item->epsilon_units, item->role, item->text);
+					 ITEM_KIND(item) < lengthof(kinds) ? kinds[ITEM_KIND(item)] : "?",
+					 item->ledger, item->units, item->role, item->text);
+	if (ITEM_KIND(item) == ITEM_CREATED)
+		appendStringInfo(buf, " (%s)", ledger_accounting_name((cc_accounting) item->accounting));
+	else if (item->releases > 0)
+		appendStringInfo(buf, " (" INT64_FORMAT " %s release(s) of " UINT64_FORMAT ")", item->releases,
+						 ledger_accounting_name((cc_accounting) item->accounting), item->release_units);
 }
 
 static void

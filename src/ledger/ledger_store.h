@@ -8,23 +8,33 @@
 
 #include "datatype/timestamp.h"
 
+#include "core/accounting.h"
+
 /*
- * A charge as the store keeps it, for the audit: epsilon_units in all, for
- * releases releases (the function text counts them when there are several;
- * the store does not keep the number apart).  A refund gives back what was
- * paid in advance for releases that were never made.
+ * A charge as the store keeps it, for the audit: releases releases of cost
+ * each (in their own accounting: the epsilon of a pure release, the rho of a
+ * zCDP one), which cost the ledger units in all, in the ledger's accounting.
+ * releases is 0 for a charge recorded before 0.5, which kept only units (an
+ * epsilon, for one release or a batch whose size the function text gives):
+ * cost is then that whole epsilon.  A refund gives back what was paid in
+ * advance for releases that were never made.
  */
 typedef struct StoreCharge
 {
 	TimestampTz at;
 	Oid			role;
 	int64		ledger;
-	uint64		epsilon_units;
+	cc_cost		cost;
 	int64		releases;
+	uint64		units;
 	bool		refund;
 	const char *function;
 	const char *statement;
 } StoreCharge;
+
+/* "pure" or "zcdp"; and back, false for any other name. */
+extern const char *ledger_accounting_name(cc_accounting accounting);
+extern bool ledger_accounting_parse(const char *name, cc_accounting *accounting);
 
 /* The longest ledger name, in bytes: the store keeps it whole. */
 #define LEDGER_NAME_MAX 1023
@@ -36,22 +46,25 @@ extern void ledger_store_register_rmgr(void);
 extern void ledger_store_shmem_request(void);
 extern void ledger_store_shmem_startup(void);
 
-/* Record a new ledger, durably. */
-extern void ledger_store_create(int64 ledger, const char *name, Oid role);
+/* Record a new ledger, durably, with the accounting it keeps for good. */
+extern void ledger_store_create(int64 ledger, const char *name, Oid role,
+								cc_accounting accounting);
 
 /*
- * Charge a ledger whose budget is budget_units, durably, for as many
- * releases of charge->epsilon_units each as the budget affords, at least one
- * and at most max_releases, and return how many; raise an error if not even
- * one fits.  charge->releases and the total are filled in.  name is for
- * messages.
+ * Charge a ledger whose budget is budget_units (in its accounting), durably,
+ * for as many releases of charge->cost each as the budget affords, at least
+ * one and at most max_releases, and return how many; raise an error if not
+ * even one fits (ZB001), or if the ledger cannot account for such a release
+ * (ZB003: a zCDP release on a pure ledger).  charge->releases and
+ * charge->units are filled in.  name is for messages.
  */
 extern int64 ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 								 StoreCharge *charge, int64 max_releases);
 
 /*
- * Give back, durably, releases x epsilon_units paid in advance by charges
- * that this backend made and whose releases were never made.
+ * Give back, durably, refund->releases releases of refund->cost paid in
+ * advance by charges that this backend made and whose releases were never
+ * made; refund->units is filled in.
  */
 extern void ledger_store_refund(StoreCharge *refund);
 
@@ -70,21 +83,25 @@ extern void ledger_store_accept(void);
 extern uint64 ledger_store_generation(void);
 extern void ledger_store_catalog_changed(void);
 
-/* Epsilon spent so far; false if the store has no such ledger. */
-extern bool ledger_store_spent(int64 ledger, uint64 *spent_units);
+/*
+ * What a ledger spent so far, in units of its accounting, and that
+ * accounting (unless NULL); false if the store has no such ledger.
+ */
+extern bool ledger_store_spent(int64 ledger, uint64 *spent_units, cc_accounting *accounting);
 
 /* Call fn for every charge in the store, oldest first. */
 extern void ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg);
 
 /*
  * Take in a ledger from an export, durably: unknown to the store, it is
- * created (in this database, with the export's creation time and creator)
- * with the export's charges and refunds as its audit; then, if what the
- * store holds is less than spent_units, the difference is charged.  Nothing
- * lowers what a ledger spent.  Returns "created", "raised" or "kept".
+ * created (in this database, with the export's accounting, creation time and
+ * creator) with the export's charges and refunds as its audit; then, if what
+ * the store holds is less than spent_units, the difference is charged.
+ * Nothing lowers what a ledger spent, and nothing changes its accounting
+ * (ZB003).  Returns "created", "raised" or "kept".
  */
-extern const char *ledger_store_import(int64 ledger, const char *name, TimestampTz created_at,
-									   Oid created_by, uint64 spent_units,
+extern const char *ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
+									   TimestampTz created_at, Oid created_by, uint64 spent_units,
 									   const StoreCharge *charges, int ncharges);
 
 /*

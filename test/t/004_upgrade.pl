@@ -147,9 +147,10 @@ my %views = (
 	'ledgers, as the plain grantee' =>
 	  'SET ROLE analyst; SELECT name, budget, spent, remaining, created_at FROM contcount.ledgers ORDER BY name',
 	'charges (the audit), as a superuser' =>
-	  'SELECT * FROM contcount.charges ORDER BY at, ledger, function',
+	  'SELECT at, role, ledger, epsilon, function, statement FROM contcount.charges ORDER BY at, ledger, function',
 	'charges, as the admin role' =>
-	  'SET ROLE lead; SELECT * FROM contcount.charges ORDER BY at, ledger, function',
+	  'SET ROLE lead; SELECT at, role, ledger, epsilon, function, statement FROM contcount.charges '
+	  . 'ORDER BY at, ledger, function',
 	'counters, as a superuser' => 'SELECT * FROM contcount.counters ORDER BY name',
 	'counters, as the counter grantee' =>
 	  'SET ROLE analyst; SELECT * FROM contcount.counters ORDER BY name',
@@ -219,6 +220,16 @@ is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extna
 
 my $after = snapshot();
 is($after->{$_}, $before->{$_}, "after the update: $_ unchanged") for sort keys %views;
+# the columns 0.5 added say what the ledgers of 0.1 are: pure, and each
+# charge one release (this library records it whatever SQL it serves)
+is($node->safe_psql('postgres', q{
+        SELECT string_agg(DISTINCT concat_ws(' ', accounting, delta, spent_epsilon = spent), ', ')
+        FROM contcount.ledgers}),
+	'pure 0 t', 'after the update: every ledger pure, (spent, 0)-DP');
+is($node->safe_psql('postgres', q{
+        SELECT string_agg(DISTINCT concat_ws(' ', accounting, releases, release_epsilon = epsilon), ', ')
+        FROM contcount.charges}),
+	'pure 1 t', 'after the update: every charge one pure release of its epsilon');
 
 $node->restart;
 ok(wait_for_worker(), 'the step worker runs after the restart');

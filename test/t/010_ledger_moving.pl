@@ -210,11 +210,11 @@ is(ledgers($new), "marketing|1|1|0\nresearch|2|2|0", 'imported: both ledgers spe
 # a document that is not an export is refused, and changes nothing
 my $ledgers_json = $new->safe_psql('postgres', "SELECT \$x\$$export1\$x\$::jsonb -> 'ledgers'");
 for my $document ('{}', '[]', '"contcount ledgers"', '{"format": "contcount ledgers", "ledgers": []}',
-	'{"format": "contcount ledgers", "version": 2, "ledgers": []}',
+	'{"format": "contcount ledgers", "version": 3, "ledgers": []}',
 	qq({"format": "something else", "version": 1, "ledgers": $ledgers_json}),
 	qq({"version": 1, "ledgers": $ledgers_json}))
 {
-	like(import_ledgers($new, $document), qr/ERROR:  22023: not an export of contcount ledgers, version 1/,
+	like(import_ledgers($new, $document), qr/ERROR:  22023: not an export of contcount ledgers, version 2 or older/,
 		'not an export: ' . (length($document) > 70 ? substr($document, 0, 70) . '...' : $document));
 }
 is(ledgers($new), "marketing|1|1|0\nresearch|2|2|0", 'after the refused documents: the ledgers as they were');
