@@ -247,6 +247,7 @@ test_sensitivity(void)
 			const cc_blt_part *part;
 			long double l2;
 			long double needed;
+			long double doubled;
 			long double sigma2;
 
 			p.sensitivity = cases[i].sensitivity;
@@ -259,15 +260,15 @@ test_sensitivity(void)
 			/* and with K doubled, sigma^2 would pass 2^62 */
 			l2 = ldexpl(cases[i].sensitivity * sqrtl(most), (int) part->shift + 1) +
 				deviation(k) * sqrtl((long double) T);
-			if (!(sigma2 >= needed && sigma2 <= needed * (1.0L + 1e-8L) &&
-				  part->entry == k && part->shift >= 0 && part->shift <= 32 &&
-				  (part->shift == 32 ||
-				   l2 * l2 / (2.0L * (long double) p.rho_units / 1e9L) > ldexpl(1.0L, 62) * (1.0L - 1e-8L))))
+			doubled = l2 * l2 / (2.0L * (long double) p.rho_units / 1e9L);
+			if (!(sigma2 >= needed && sigma2 <= needed * (1.0L + 1e-8L) && part->entry == k &&
+				  part->shift >= 0 && part->shift <= 32 &&
+				  (part->shift == 32 || doubled > ldexpl(1.0L, 62) * (1.0L - 1e-8L))))
 			{
 				if (bad_calibrations++ < 5)
-					fprintf(stderr, "blt T = %lld, Delta %lld, rho %g: sigma^2 %.12Lg for %.12Lg, K 2^%lld\n",
-							(long long) T, (long long) p.sensitivity, cases[i].rho, sigma2, needed,
-							(long long) part->shift);
+					fprintf(stderr, "blt T = %lld, Delta %lld, rho %g: sigma^2 %.12Lg for %.12Lg, "
+							"K 2^%lld\n", (long long) T, (long long) p.sensitivity, cases[i].rho,
+							sigma2, needed, (long long) part->shift);
 			}
 			free(s);
 		}
