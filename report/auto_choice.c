@@ -3,7 +3,7 @@
  *		Which mechanism mechanism "auto" picks as the horizon grows, at
  *		epsilon 1 and sensitivity 1: the README's table and crossings.
  *
- *	cc -O2 -Isrc/core report/auto_choice.c src/core/[cmn]*.c -lm -o auto_choice
+ *	cc -O2 -Isrc/core report/auto_choice.c src/core/[a-z]*.c -lm -o auto_choice
  *	./auto_choice [max]
  *
  * Prints, for each horizon of the table, the least mean and the least worst

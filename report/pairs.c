@@ -7,7 +7,7 @@
  *		against binary's at chosen horizons.  The figures of the README's
  *		Accuracy section.
  *
- *	cc -O2 -Isrc/core report/pairs.c src/core/[cmn]*.c -lm -o pairs
+ *	cc -O2 -Isrc/core report/pairs.c src/core/[a-z]*.c -lm -o pairs
  *	./pairs [max]		(default 2^22)
  */
 #include "choice.h"

@@ -41,6 +41,8 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.mechanism('hybrid', 1, horizon => 4611686018427387905)$$),
     ($$SELECT contcount.mechanism('binomial', 1, horizon => 10)$$),
     ($$SELECT contcount.mechanism('Binary', 1, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('blt', 1, horizon => 10)$$),
+    ($$SELECT contcount.mechanism('gaussian_honaker', 1, horizon => 10)$$),
     ($$SELECT contcount.mechanism(NULL, 1, horizon => 10)$$),
     ($$SELECT contcount.mechanism('two_level', 1, horizon => 10, block => 0)$$),
     ($$SELECT contcount.mechanism('two_level', 1, horizon => 10, block => 11)$$),

@@ -38,7 +38,8 @@ report_status(cc_status status, const cc_params *params, int64 step)
 		case CC_BAD_HORIZON:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("horizon must be between 1 and " INT64_FORMAT, CC_MAX_HORIZON)));
+					 errmsg("horizon must be between 1 and " INT64_FORMAT,
+							params ? cc_kind_max_horizon(params->kind) : CC_MAX_HORIZON)));
 			break;
 		case CC_BAD_BLOCK:
 			ereport(ERROR,
@@ -86,6 +87,22 @@ report_status(cc_status status, const cc_params *params, int64 step)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("running count is out of range for type bigint")));
+			break;
+		case CC_BAD_RHO:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("rho must be between 0.000001 and 1000")));
+			break;
+		case CC_WRONG_PRIVACY:
+			if (params && cc_kind_privacy(params->kind) == CC_ZCDP)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("mechanism \"%s\" adds Gaussian noise and is charged in rho (zCDP), not epsilon",
+								name)));
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mechanism \"%s\" adds Laplace noise and is charged in epsilon, not rho",
+							name)));
 			break;
 		case CC_OK:
 			break;

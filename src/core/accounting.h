@@ -16,11 +16,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Stored in the ledger store's items: never renumber. */
+/*
+ * Stored in the ledger store's items and in counters' states: never
+ * renumber.  Zero is pure, as counter states saved before zCDP hold zero
+ * where their parameters now say it.
+ */
 typedef enum cc_accounting
 {
-	CC_PURE = 1,				/* epsilon-DP: Laplace releases */
-	CC_ZCDP = 2					/* rho-zCDP: Gaussian releases */
+	CC_PURE = 0,				/* epsilon-DP: Laplace releases */
+	CC_ZCDP = 1					/* rho-zCDP: Gaussian releases */
 } cc_accounting;
 
 /* What one release costs, as its mechanism's proof states it. */

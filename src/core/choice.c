@@ -12,6 +12,7 @@
  */
 #include "mechanism_int.h"
 #include "choice.h"
+#include "gaussian.h"
 
 #include <string.h>
 
@@ -40,12 +41,20 @@ cc_objective_name(cc_objective objective)
 	return objective_names[objective];
 }
 
-/* Variance of one draw of scale multiplier * sensitivity / epsilon. */
+/*
+ * Variance of one draw of scale multiplier * sensitivity / epsilon, or for a
+ * Gaussian kind of its one sigma^2 (the multiplier unused).
+ */
 static double
 draw_variance(const cc_params *p, uint64_t multiplier)
 {
 	cc_scale	scale;
 
+	if (p->privacy == CC_ZCDP)
+	{
+		cc_mechanism(p->kind)->gaussian_sigma2(p, &scale);
+		return cc_dgauss_variance(scale);
+	}
 	/* cc_params_prepare() checked the largest multiplier each kind uses */
 	cc_scale_make(multiplier * (uint64_t) p->sensitivity, p->epsilon_units,
 				  CC_EPSILON_UNITS_PER_ONE, &scale);
@@ -187,10 +196,17 @@ void
 cc_variance_over_horizon(const cc_params *p, double *mean, double *worst)
 {
 	uint64_t	T = (uint64_t) p->horizon;
-	double		draw = draw_variance(p, cc_mechanism(p->kind)->main_multiplier(p));
+	double		draw;
 	double		sum = 0.0;
 	double		most = 0.0;
 
+	if (p->kind == CC_BLT)
+	{
+		cc_blt_variance_over_horizon(p, mean, worst);
+		return;
+	}
+	draw = draw_variance(p, p->privacy == CC_ZCDP ? 0 :
+						 cc_mechanism(p->kind)->main_multiplier(p));
 	switch (p->kind)
 	{
 		case CC_SIMPLE_I:
@@ -215,6 +231,7 @@ cc_variance_over_horizon(const cc_params *p, double *mean, double *worst)
 			hybrid_variance(p, &sum, &most);
 			break;
 		case CC_HONAKER:
+		case CC_GAUSSIAN_HONAKER:
 			for (int d = 0; d < bit_length(T); d++)
 				sum += (double) bit_count(T, d) * honaker_weight(d);
 			sum *= draw;
@@ -225,6 +242,7 @@ cc_variance_over_horizon(const cc_params *p, double *mean, double *worst)
 			most = (double) cc_mechanism(p->kind)->main_multiplier(p) * draw;
 			sum = (double) T * most;
 			break;
+		case CC_BLT:
 		case CC_NUM_KINDS:
 			break;
 	}
@@ -252,6 +270,14 @@ cc_choose(cc_params *params, cc_objective objective)
 		double		value;
 
 		candidate.kind = (cc_kind) k;
+		/*
+		 * only the kinds of the privacy the parameters account in, and that
+		 * take the horizon
+		 */
+		if (cc_kind_privacy(candidate.kind) != params->privacy ||
+			(params->horizon > cc_kind_max_horizon(candidate.kind) &&
+			 params->horizon <= CC_MAX_HORIZON))
+			continue;
 		status = cc_params_prepare(&candidate);
 		if (status == CC_SCALE_TOO_LARGE)
 			continue;
@@ -266,7 +292,10 @@ cc_choose(cc_params *params, cc_objective objective)
 			found = true;
 		}
 	}
-	/* simple_ii's scale, at most CC_MAX_SENSITIVITY / CC_MIN_EPSILON, fits */
+	/*
+	 * simple_ii's scale, at most CC_MAX_SENSITIVITY / CC_MIN_EPSILON, fits;
+	 * under zCDP even gaussian_honaker's sigma^2 may not
+	 */
 	if (!found)
 		return CC_SCALE_TOO_LARGE;
 	*params = best;

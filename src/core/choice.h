@@ -30,21 +30,24 @@ extern const char *cc_objective_name(cc_objective objective);
 /*
  * The mean and the largest variance of a release over t = 1 .. horizon, for
  * prepared parameters with a horizon, from closed forms: O(log^2 horizon).
- * For honaker, the variance before rounding, as its stddev reports it.
+ * For honaker, gaussian_honaker and blt, the variance before rounding, as
+ * their stddev reports it.
  */
 extern void cc_variance_over_horizon(const cc_params *params, double *mean,
 									 double *worst);
 
 /*
- * Set params->kind to the mechanism of least objective among all of them
- * and prepare the parameters for it; the other fields are given as for
- * cc_params_prepare().  A tie goes to the kind listed first in cc_kind.
- * A mechanism whose noise scale would be too large is passed over.
+ * Set params->kind to the mechanism of least objective among those of
+ * params->privacy (pure DP or zCDP) and prepare the parameters for it; the
+ * other fields are given as for cc_params_prepare().  A tie goes to the kind
+ * listed first in cc_kind.  A mechanism whose noise scale would be too large,
+ * or whose longest horizon is shorter, is passed over.
  *
  * CC_NEED_HORIZON without a horizon: the variances over the steps need T.
  * CC_BLOCK_NOT_APPLICABLE with a block: two_level is weighed with its
  * default block only.  Any other status is a parameter every mechanism
- * refuses (simple_ii's noise scale always fits).
+ * refuses (under pure DP simple_ii's noise scale always fits; under zCDP
+ * CC_SCALE_TOO_LARGE when no sigma^2 does).
  */
 extern cc_status cc_choose(cc_params *params, cc_objective objective);
 

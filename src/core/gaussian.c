@@ -215,6 +215,40 @@ cc_dgauss_draw(cc_rng *rng, cc_scale sigma2, int64_t *out)
 	}
 }
 
+/*
+ * sigma^2 = l2_squared * 10^9 / (2 rho_units) exactly, num / den, when both
+ * fit; otherwise num / den is rounded UP to a fraction whose parts fit:
+ * more noise than the privacy needs, never less.  den is at most
+ * 2 * 10^12 < 2^41, so only num can be too large, and then
+ * d' = floor(den 2^62 / num) and n' = ceil(num d' / den) <= 2^62 give
+ * n' / d' >= num / den, above it by at most 1 / d' (relatively about 2^-62
+ * when d' is large; d' = 0 means sigma^2 > 2^62, too large).
+ */
+cc_status
+cc_gaussian_sigma2(u128 l2_squared, uint64_t rho_units, cc_scale *sigma2)
+{
+	u128		num;
+	u128		den = (u128) 2 * rho_units;
+	u128		d;
+
+	if (rho_units == 0 || l2_squared == 0 ||
+		__builtin_mul_overflow(l2_squared, (u128) CC_RHO_UNITS_PER_ONE, &num) ||
+		den > CC_DGAUSS_MAX_PART)
+		return CC_SCALE_TOO_LARGE;
+	if (num > CC_DGAUSS_MAX_PART)
+	{
+		/* den * 2^62 < 2^103: no overflow */
+		d = den * CC_DGAUSS_MAX_PART / num;
+		if (d == 0)
+			return CC_SCALE_TOO_LARGE;
+		num = (num * d + den - 1) / den;
+		den = d;
+	}
+	sigma2->num = (uint64_t) num;
+	sigma2->den = (uint64_t) den;
+	return cc_dgauss_check(*sigma2);
+}
+
 double
 cc_dgauss_variance(cc_scale sigma2)
 {

@@ -44,6 +44,18 @@ extern cc_status cc_dgauss_check(cc_scale sigma2);
 extern cc_status cc_dgauss_draw(cc_rng *rng, cc_scale sigma2, int64_t *out);
 
 /*
+ * The variance parameter for rho-zCDP: the smallest sigma^2 the sampler takes
+ * that is at least l2_squared / (2 rho), for a query of squared L2
+ * sensitivity at most l2_squared whose values are integers, rho =
+ * rho_units * 1e-9.  The multivariate discrete Gaussian with independent
+ * coordinates of parameter sigma^2 is then (Delta^2 / (2 sigma^2))-zCDP for
+ * integer shifts of norm Delta (Canonne, Kamath and Steinke 2020,
+ * Theorem 14).  CC_SCALE_TOO_LARGE when no sigma^2 fits the sampler.
+ */
+extern cc_status cc_gaussian_sigma2(unsigned __int128 l2_squared, uint64_t rho_units,
+									cc_scale *sigma2);
+
+/*
  * The exact variance of the discrete Gaussian, below sigma^2 for small
  * sigma^2 (0.2150 at sigma^2 = 1/4, 1 - 2e-7 at 1), equal to it within double
  * precision from sigma^2 = 4 on.  For error bars only; 0 when sigma2 is

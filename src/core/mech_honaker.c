@@ -36,8 +36,18 @@
  * released is within 1/2 of that estimate, so its standard deviation is
  * within 1/2 of the one reported (about 1/12 more variance, in practice), and
  * the bound adds 1/2.
+ *
+ * gaussian_honaker is the same tree with discrete Gaussian noise for rho-zCDP.
+ * The node sums form a vector in which an item is in L nodes, one a level;
+ * a unit adding up to Delta to the stream moves each level's nodes by at most
+ * Delta in all, so by at most Delta in L2 norm, and the whole vector by at
+ * most sqrt(L) Delta: every node gets sigma^2 = L Delta^2 / (2 rho).  The
+ * estimates and their weights are the ones above (inverse-variance weights
+ * depend on the variances' ratios only), and the variance reported is
+ * sigma^2's exact discrete Gaussian variance times the same share.
  */
 #include "mechanism_int.h"
+#include "gaussian.h"
 
 #include <math.h>
 #include <string.h>
@@ -112,15 +122,20 @@ floor_divide(__int128 n, int d, int64_t *q, int64_t *r)
 	return true;
 }
 
+/* a node's noise, of the state's scale */
+typedef int64_t (*node_draw) (cc_rng *rng, cc_scale scale);
+
 /*
  * Step t closes the intervals ending at t, one at each level 0 .. ctz(t).
  * Each gets its draw, and its estimate from its left child (the live node one
  * level down) and its right child (the interval closed just before it, below
  * it).  Only the highest becomes a live node; the others live on in its
  * estimate.  Then the release is the rounded sum of the live estimates.
+ * Inlined into each kind's push with its draw, so that the draw is a direct
+ * call.
  */
-static cc_status
-honaker_push(cc_state *state, int64_t x, cc_rng *rng)
+static inline __attribute__((always_inline)) cc_status
+tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 {
 	cc_honaker_part *part = cc_state_part(state);
 	cc_honaker_node *node = cc_honaker_nodes(part);
@@ -138,13 +153,13 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 	 * bits (no count in it), and whole and frac below come out the same as
 	 * from D_d E_d itself, since exact is an integer.
 	 */
-	scaled = cc_discrete_laplace(rng, state->scale);
+	scaled = draw(rng, state->scale);
 	for (int j = 1; j <= closing; j++)
 	{
 		const cc_honaker_node *left = &node[j - 1];
 		__int128	left_scaled = ((__int128) left->whole - left->exact) *
 			(__int128) denominator(j - 1) + left->frac;
-		__int128	own = (__int128) cc_discrete_laplace(rng, state->scale) *
+		__int128	own = (__int128) draw(rng, state->scale) *
 			((__int128) 1 << j);
 
 		exact += left->exact;	/* a part of the exact total: cannot overflow */
@@ -176,6 +191,28 @@ honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 	if (!cc_add(wholes, (int64_t) floor(fractions + 0.5), &state->noisy))
 		return CC_OVERFLOW;
 	return CC_OK;
+}
+
+static cc_status
+honaker_push(cc_state *state, int64_t x, cc_rng *rng)
+{
+	return tree_push(state, x, rng, cc_discrete_laplace);
+}
+
+static int64_t
+gaussian_draw(cc_rng *rng, cc_scale sigma2)
+{
+	int64_t		z;
+
+	/* cc_params_prepare() checked sigma2: the draw cannot fail */
+	cc_dgauss_draw(rng, sigma2, &z);
+	return z;
+}
+
+static cc_status
+gaussian_honaker_push(cc_state *state, int64_t x, cc_rng *rng)
+{
+	return tree_push(state, x, rng, gaussian_draw);
 }
 
 /*
@@ -211,6 +248,39 @@ honaker_node_log_mgf(int d, double lambda, double inv_b)
 			cc_dlap_log_mgf(inv_b, lambda * (double) (UINT64_C(1) << j) * inverse_denominator[d]);
 	return sum;
 }
+
+/* sigma^2 = L Delta^2 / (2 rho), as the head of the file says */
+static cc_status
+gaussian_honaker_sigma2(const cc_params *params, cc_scale *sigma2)
+{
+	return cc_gaussian_sigma2((unsigned __int128) cc_tree_levels(params->horizon) *
+							  (uint64_t) params->sensitivity * (uint64_t) params->sensitivity,
+							  params->rho_units, sigma2);
+}
+
+/*
+ * The weights of honaker_noise(), on draws each sub-Gaussian with proxy
+ * sigma^2: the sum's proxy is sigma^2 times the share.
+ */
+static void
+gaussian_honaker_noise(const cc_state *state, cc_noise *noise)
+{
+	const cc_honaker_part *part = cc_state_part(state);
+
+	noise->variance = part->share * state->scale_variance;
+	noise->proxy = part->share * cc_scale_value(state->scale);
+	noise->rounding = 0.5;
+}
+
+const cc_mechanism_ops cc_gaussian_honaker_ops = {
+	.name = "gaussian_honaker",
+	.privacy = CC_ZCDP,
+	.needs_horizon = true,
+	.gaussian_sigma2 = gaussian_honaker_sigma2,
+	.gaussian_noise = gaussian_honaker_noise,
+	.part_size = honaker_size,
+	.push = gaussian_honaker_push,
+};
 
 const cc_mechanism_ops cc_honaker_ops = {
 	.name = "honaker",

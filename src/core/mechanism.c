@@ -3,9 +3,20 @@
  *		What all mechanisms share: parameters, dispatch, and error bars.
  */
 #include "mechanism_int.h"
+#include "gaussian.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
+
+/* the layout states were stored with before zCDP (see cc_params) */
+_Static_assert(sizeof(cc_params) == 64 &&
+			   offsetof(cc_params, privacy) == 4 &&
+			   offsetof(cc_params, epsilon_units) == 8 &&
+			   offsetof(cc_params, rho_units) == 8 &&
+			   offsetof(cc_params, horizon) == 24 &&
+			   offsetof(cc_params, beta) == 56,
+			   "cc_params changed its stored layout");
 
 static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_SIMPLE_I] = &cc_simple_i_ops,
@@ -15,6 +26,8 @@ static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_HYBRID] = &cc_hybrid_ops,
 	[CC_HONAKER] = &cc_honaker_ops,
 	[CC_SMOOTH_BINARY] = &cc_smooth_binary_ops,
+	[CC_GAUSSIAN_HONAKER] = &cc_gaussian_honaker_ops,
+	[CC_BLT] = &cc_blt_ops,
 };
 
 const cc_mechanism_ops *
@@ -49,6 +62,18 @@ cc_kind_needs_horizon(cc_kind kind)
 	return mechanisms[kind]->needs_horizon;
 }
 
+cc_accounting
+cc_kind_privacy(cc_kind kind)
+{
+	return mechanisms[kind]->privacy;
+}
+
+int64_t
+cc_kind_max_horizon(cc_kind kind)
+{
+	return mechanisms[kind]->max_horizon ? mechanisms[kind]->max_horizon : CC_MAX_HORIZON;
+}
+
 cc_status
 cc_epsilon_units(double epsilon, uint64_t *units)
 {
@@ -56,6 +81,15 @@ cc_epsilon_units(double epsilon, uint64_t *units)
 	if (!(epsilon >= CC_MIN_EPSILON && epsilon <= CC_MAX_EPSILON))
 		return CC_BAD_EPSILON;
 	*units = (uint64_t) llround(epsilon * (double) CC_EPSILON_UNITS_PER_ONE);
+	return CC_OK;
+}
+
+cc_status
+cc_rho_units(double rho, uint64_t *units)
+{
+	if (!(rho >= CC_MIN_RHO && rho <= CC_MAX_RHO))
+		return CC_BAD_RHO;
+	*units = (uint64_t) llround(rho * (double) CC_RHO_UNITS_PER_ONE);
 	return CC_OK;
 }
 
@@ -74,13 +108,21 @@ ceil_sqrt(int64_t n)
 cc_status
 cc_params_prepare(cc_params *p)
 {
+	const cc_mechanism_ops *ops = mechanisms[p->kind];
 	uint64_t	multiplier;
 	cc_scale	scale;
 
-	if (p->epsilon_units < (uint64_t) llround(CC_MIN_EPSILON * CC_EPSILON_UNITS_PER_ONE) ||
-		p->epsilon_units > (uint64_t) llround(CC_MAX_EPSILON * CC_EPSILON_UNITS_PER_ONE))
+	if (p->privacy != ops->privacy)
+		return CC_WRONG_PRIVACY;
+	if (p->privacy == CC_PURE &&
+		(p->epsilon_units < (uint64_t) llround(CC_MIN_EPSILON * CC_EPSILON_UNITS_PER_ONE) ||
+		 p->epsilon_units > (uint64_t) llround(CC_MAX_EPSILON * CC_EPSILON_UNITS_PER_ONE)))
 		return CC_BAD_EPSILON;
-	if (p->has_horizon && (p->horizon < 1 || p->horizon > CC_MAX_HORIZON))
+	if (p->privacy == CC_ZCDP &&
+		(p->rho_units < (uint64_t) llround(CC_MIN_RHO * CC_RHO_UNITS_PER_ONE) ||
+		 p->rho_units > (uint64_t) llround(CC_MAX_RHO * CC_RHO_UNITS_PER_ONE)))
+		return CC_BAD_RHO;
+	if (p->has_horizon && (p->horizon < 1 || p->horizon > cc_kind_max_horizon(p->kind)))
 		return CC_BAD_HORIZON;
 	if (!p->has_horizon && mechanisms[p->kind]->needs_horizon)
 		return CC_NEED_HORIZON;
@@ -101,9 +143,9 @@ cc_params_prepare(cc_params *p)
 	else if (p->has_block)
 		return CC_BLOCK_NOT_APPLICABLE;
 
-	multiplier = mechanisms[p->kind]->max_multiplier ?
-		mechanisms[p->kind]->max_multiplier(p) :
-		mechanisms[p->kind]->main_multiplier(p);
+	if (p->privacy == CC_ZCDP)
+		return ops->gaussian_sigma2(p, &scale);
+	multiplier = ops->max_multiplier ? ops->max_multiplier(p) : ops->main_multiplier(p);
 	if (multiplier == 0 ||
 		__builtin_mul_overflow(multiplier, (uint64_t) p->sensitivity, &multiplier) ||
 		!cc_scale_make(multiplier, p->epsilon_units, CC_EPSILON_UNITS_PER_ONE,
@@ -151,8 +193,16 @@ cc_state_init(cc_state *state, const cc_params *params)
 	memset(state, 0, cc_state_size(params));
 	state->size = (int64_t) cc_state_size(params);
 	state->params = *params;
-	state->scale = cc_state_scale(state, ops->main_multiplier(params));
-	state->scale_variance = cc_dlap_variance(state->scale);
+	if (params->privacy == CC_ZCDP)
+	{
+		ops->gaussian_sigma2(params, &state->scale);
+		state->scale_variance = cc_dgauss_variance(state->scale);
+	}
+	else
+	{
+		state->scale = cc_state_scale(state, ops->main_multiplier(params));
+		state->scale_variance = cc_dlap_variance(state->scale);
+	}
 	if (params->has_horizon)
 		state->log_term = log(2.0 * (double) params->horizon / params->beta);
 	if (ops->init)
@@ -539,6 +589,21 @@ simultaneous_bound(const cc_state *state, cc_term *terms, int nterms,
 	return entry->bound;
 }
 
+/*
+ * The bound of a Gaussian mechanism: its noise before rounding is a weighted
+ * sum of independent discrete Gaussian draws, each sub-Gaussian with variance
+ * proxy its sigma^2 (Canonne, Kamath and Steinke 2020, Corollary 9), so the
+ * sum is sub-Gaussian with proxy sum w^2 sigma^2 and P(|Z| >= a) <=
+ * 2 exp(-a^2 / (2 proxy)).  Every step of the horizon T gets delta = beta / T
+ * (a union bound over the steps, as above): a = sqrt(2 proxy ln(2 T / beta)),
+ * which state->log_term holds, and then the rounding.
+ */
+static double
+gaussian_bound(const cc_state *state, const cc_noise *noise)
+{
+	return sqrt(2.0 * noise->proxy * state->log_term) * BOUND_SAFETY + noise->rounding;
+}
+
 void
 cc_read(const cc_state *state, cc_release *release)
 {
@@ -554,6 +619,13 @@ cc_read(const cc_state *state, cc_release *release)
 	if (state->t == 0)
 		return;
 
+	if (ops->privacy == CC_ZCDP)
+	{
+		ops->gaussian_noise(state, &noise);
+		release->variance = noise.variance;
+		release->bound = gaussian_bound(state, &noise);
+		return;
+	}
 	if (ops->weighted_noise)
 		ops->weighted_noise(state, &noise);
 	else

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accounting.h"
 #include "noise.h"
 
 typedef enum cc_kind
@@ -31,6 +32,8 @@ typedef enum cc_kind
 	CC_HYBRID,					/* log mechanism plus a tree per [2^k, 2^(k+1)) */
 	CC_HONAKER,					/* dyadic tree, Honaker's estimates of its nodes */
 	CC_SMOOTH_BINARY,			/* a tree's leaves of Hamming weight h/2 only */
+	CC_GAUSSIAN_HONAKER,		/* honaker with discrete Gaussian noise (zCDP) */
+	CC_BLT,						/* a BLT matrix factorization (zCDP) */
 	CC_NUM_KINDS
 } cc_kind;
 
@@ -39,15 +42,18 @@ typedef enum cc_status
 	CC_OK = 0,
 	CC_BAD_EPSILON,				/* outside [CC_MIN_EPSILON, CC_MAX_EPSILON] */
 	CC_NEED_HORIZON,			/* this mechanism needs a horizon */
-	CC_BAD_HORIZON,				/* outside [1, CC_MAX_HORIZON] */
+	CC_BAD_HORIZON,				/* outside [1, cc_kind_max_horizon()] */
 	CC_BAD_BLOCK,				/* outside [1, horizon] */
 	CC_BLOCK_NOT_APPLICABLE,	/* a block size for another mechanism */
 	CC_BAD_SENSITIVITY,			/* outside [1, CC_MAX_SENSITIVITY] */
 	CC_BAD_BETA,				/* not strictly between 0 and 1 */
-	CC_SCALE_TOO_LARGE,			/* noise scale above CC_MAX_SCALE */
+	CC_SCALE_TOO_LARGE,			/* noise scale above CC_MAX_SCALE, or
+								 * sigma^2 above 2^62 */
 	CC_NEGATIVE_ITEM,			/* a stream item below zero */
 	CC_PAST_HORIZON,			/* one step more than the horizon */
-	CC_OVERFLOW					/* a running count beyond int64 */
+	CC_OVERFLOW,				/* a running count beyond int64 */
+	CC_BAD_RHO,					/* outside [CC_MIN_RHO, CC_MAX_RHO] */
+	CC_WRONG_PRIVACY			/* a mechanism of the other privacy notion */
 } cc_status;
 
 /* Epsilon is held exactly, in units of 1e-9. */
@@ -57,10 +63,31 @@ typedef enum cc_status
 #define CC_MAX_HORIZON (INT64_C(1) << 62)
 #define CC_MAX_SENSITIVITY INT64_C(1000000)
 
+/* Rho is held exactly too, in units of 1e-9, over the same range. */
+#define CC_RHO_UNITS_PER_ONE UINT64_C(1000000000)
+#define CC_MIN_RHO 1e-6
+#define CC_MAX_RHO 1e3
+
+/*
+ * privacy sits in what was padding after kind, and rho_units shares the
+ * bytes of epsilon_units: the layout, which states carry into storage, is
+ * the one written before zCDP, whose padding every caller zeroed (memset),
+ * and zero is CC_PURE.
+ */
 typedef struct cc_params
 {
 	cc_kind		kind;
-	uint64_t	epsilon_units;	/* epsilon = epsilon_units * 1e-9 */
+	cc_accounting privacy;		/* the kind's own (pure: discrete Laplace,
+								 * zCDP: discrete Gaussian), or
+								 * cc_params_prepare() refuses, so that a
+								 * caller who accounts in epsilon cannot get
+								 * a Gaussian mechanism by its name alone */
+	union
+	{
+		uint64_t	epsilon_units;	/* CC_PURE: epsilon = epsilon_units *
+									 * 1e-9 */
+		uint64_t	rho_units;	/* CC_ZCDP: rho = rho_units * 1e-9 */
+	};
 	bool		has_horizon;
 	int64_t		horizon;		/* number of steps, when declared */
 	bool		has_block;
@@ -89,9 +116,15 @@ typedef struct cc_state cc_state;
 extern bool cc_kind_from_name(const char *name, cc_kind *kind);
 extern const char *cc_kind_name(cc_kind kind);
 extern bool cc_kind_needs_horizon(cc_kind kind);
+extern cc_accounting cc_kind_privacy(cc_kind kind);
+/* The longest horizon the kind takes: CC_MAX_HORIZON but for blt. */
+extern int64_t cc_kind_max_horizon(cc_kind kind);
 
 /* Round epsilon to the nearest 1e-9; CC_BAD_EPSILON outside the range. */
 extern cc_status cc_epsilon_units(double epsilon, uint64_t *units);
+
+/* Round rho to the nearest 1e-9; CC_BAD_RHO outside the range. */
+extern cc_status cc_rho_units(double rho, uint64_t *units);
 
 /* Check parameters and fill the defaults (block = ceil(sqrt(horizon))). */
 extern cc_status cc_params_prepare(cc_params *params);

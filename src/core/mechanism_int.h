@@ -6,6 +6,7 @@
 #ifndef CC_MECHANISM_INT_H
 #define CC_MECHANISM_INT_H
 
+#include "blt.h"
 #include "mechanism.h"
 
 /*
@@ -20,9 +21,11 @@ struct cc_state
 	int64_t		t;				/* steps pushed */
 	int64_t		exact;			/* exact running count */
 	int64_t		noisy;			/* release at step t */
-	cc_scale	scale;			/* the mechanism's main noise scale */
+	cc_scale	scale;			/* the mechanism's main noise scale; sigma^2
+								 * for zCDP kinds */
 	double		scale_variance; /* of one draw of that scale, kept for reads */
-	double		log_term;		/* ln(2 T / beta): unused, kept for the layout */
+	double		log_term;		/* ln(2 T / beta): the Gaussian bound's; kept
+								 * in the layout by the others */
 };
 
 #define cc_state_part(state) ((void *) ((state) + 1))
@@ -42,7 +45,8 @@ typedef struct cc_term
  * draws are weighted: the release is the exact count plus the sum of the
  * estimates of `nodes` independent nodes, each of one of the levels
  * 0 .. levels - 1 (node_log_mgf describes one), and then at most rounding
- * away from that sum (the release is rounded to an integer).
+ * away from that sum (the release is rounded to an integer).  For Gaussian
+ * noise, proxy instead: the sum is sub-Gaussian with that variance proxy.
  */
 typedef struct cc_noise
 {
@@ -50,12 +54,26 @@ typedef struct cc_noise
 	double		rounding;		/* |release - (exact + sum)| <= rounding */
 	int64_t		nodes;			/* nodes summed */
 	int64_t		levels;			/* levels they may be of */
+	double		proxy;			/* zCDP: E[exp(l sum)] <= exp(l^2 proxy / 2) */
 } cc_noise;
 
 typedef struct cc_mechanism_ops
 {
 	const char *name;
+	cc_accounting privacy;
 	bool		needs_horizon;
+	int64_t		max_horizon;	/* if below CC_MAX_HORIZON; 0 if not */
+
+	/*
+	 * CC_ZCDP kinds: the variance parameter sigma^2 of their discrete
+	 * Gaussian draws, for checked parameters, into cc_state.scale;
+	 * CC_SCALE_TOO_LARGE if the sampler cannot take it.  The members after
+	 * gaussian_noise serve CC_PURE kinds only, but part_size, init, push
+	 * and part_valid.
+	 */
+	cc_status	(*gaussian_sigma2) (const cc_params *params, cc_scale *sigma2);
+	/* CC_ZCDP: the release's noise, with its proxy (no terms) */
+	void		(*gaussian_noise) (const cc_state *state, cc_noise *noise);
 	/* the main scale, cc_state.scale, is this multiple of sensitivity/epsilon */
 	uint64_t	(*main_multiplier) (const cc_params *params);
 	/* optional: the largest multiple used, if above the main one; 0 if none fits */
@@ -97,6 +115,8 @@ extern const cc_mechanism_ops cc_binary_ops;
 extern const cc_mechanism_ops cc_hybrid_ops;
 extern const cc_mechanism_ops cc_honaker_ops;
 extern const cc_mechanism_ops cc_smooth_binary_ops;
+extern const cc_mechanism_ops cc_gaussian_honaker_ops;
+extern const cc_mechanism_ops cc_blt_ops;
 
 extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
 
@@ -179,6 +199,48 @@ typedef struct cc_smooth_part
 } cc_smooth_part;
 
 #define cc_smooth_nodes(part) ((cc_tree_node *) ((part) + 1))
+
+/*
+ * An int128 as two words: states are only 8-byte aligned (palloc), and
+ * __int128 wants 16.  Read and written through cc_wide_get / cc_wide_set.
+ */
+typedef struct cc_wide
+{
+	uint64_t	lo;
+	int64_t		hi;
+} cc_wide;
+
+static inline __int128
+cc_wide_get(const cc_wide *w)
+{
+	return (__int128) ((unsigned __int128) (uint64_t) w->hi << 64 | w->lo);
+}
+
+static inline void
+cc_wide_set(cc_wide *w, __int128 v)
+{
+	w->lo = (uint64_t) v;
+	w->hi = (int64_t) (v >> 64);
+}
+
+/*
+ * The BLT mechanism's state (mech_blt.c): its table entry and fixed-point
+ * scale K = 2^shift (both a function of the parameters, kept for reads and
+ * checked by cc_state_valid), the running sum of the noisy items times K,
+ * and the buffers of the two recurrences, in units of 1 / (K F).
+ */
+typedef struct cc_blt_part
+{
+	int64_t		entry;
+	int64_t		shift;
+	cc_wide		total;
+	cc_wide		data[CC_BLT_BUFFERS];	/* C applied to the items */
+	cc_wide		noisy[CC_BLT_BUFFERS];	/* C^-1 applied to the noisy w */
+} cc_blt_part;
+
+/* blt's mean and largest variance over t = 1 .. horizon (choice.c) */
+extern void cc_blt_variance_over_horizon(const cc_params *params, double *mean,
+										 double *worst);
 
 /* a + b into *sum, false on overflow */
 static inline bool

@@ -71,7 +71,10 @@ spec_ledger(const SpecArgs *args)
 	return TextDatumGetCString(args->field[SPEC_LEDGER].value);
 }
 
-/* The core's mechanism names, "a, b, c", palloc'd: the hint never goes stale. */
+/*
+ * The core's mechanism names, "a, b, c", palloc'd: the hint never goes stale.
+ * Only those charged in epsilon, the one budget these functions take.
+ */
 static char *
 mechanism_names(void)
 {
@@ -79,7 +82,8 @@ mechanism_names(void)
 
 	initStringInfo(&names);
 	for (int kind = 0; kind < CC_NUM_KINDS; kind++)
-		appendStringInfo(&names, "%s, ", cc_kind_name((cc_kind) kind));
+		if (cc_kind_privacy((cc_kind) kind) == CC_PURE)
+			appendStringInfo(&names, "%s, ", cc_kind_name((cc_kind) kind));
 	appendStringInfoString(&names, CC_AUTO_NAME);
 	return names.data;
 }

@@ -87,7 +87,7 @@ test_ledger_cost(void)
 	units = 7;
 	CHECK(!cc_ledger_cost(CC_PURE, cc_zcdp_cost(31250000), &units) && units == 7,
 		  "a pure ledger cannot pay for a zCDP release");
-	CHECK(!cc_ledger_cost((cc_accounting) 0, cc_pure_cost(1), &units) &&
+	CHECK(!cc_ledger_cost((cc_accounting) 2, cc_pure_cost(1), &units) &&
 		  !cc_ledger_cost((cc_accounting) 3, cc_pure_cost(1), &units) &&
 		  !cc_ledger_cost(CC_ZCDP, (cc_cost) {(cc_accounting) 3, 1}, &units),
 		  "an accounting that is neither pays for nothing");

@@ -4,6 +4,7 @@
  */
 #include "unit.h"
 #include "mechanism_int.h"
+#include "gaussian.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,18 @@ denominator(int d)
 	return (INT64_C(2) << d) - 1;
 }
 
+/* the noise of a node, as the reference draws it */
+typedef int64_t (*node_draw) (cc_rng *rng, cc_scale scale);
+
+static int64_t
+gaussian_draw(cc_rng *rng, cc_scale sigma2)
+{
+	int64_t		z = 0;
+
+	cc_dgauss_draw(rng, sigma2, &z);
+	return z;
+}
+
 /*
  * Replay the mechanism's draws on a whole tree: a copy of its random source
  * draws each node's noise once, in the order the mechanism must draw them
@@ -32,12 +45,11 @@ denominator(int d)
  * weight breaks the equalities from that step on.
  */
 static void
-test_replay(void)
+test_replay(cc_params p, node_draw draw)
 {
 	seeded_rng mech_rng;
 	seeded_rng ref_rng;
 	seeded_rng items_rng;
-	cc_params	p = params_for(CC_HONAKER, 0.7, REPLAY_T);
 	cc_state   *s = new_state(&p);
 	const cc_honaker_node *node = cc_honaker_nodes((cc_honaker_part *) cc_state_part(s));
 	static int64_t items[REPLAY_T + 1];
@@ -68,7 +80,7 @@ test_replay(void)
 		{
 			int64_t		i = t >> j;
 			int64_t		sum = prefix[t] - prefix[t - (INT64_C(1) << j)];
-			__int128	own = (__int128) (sum + cc_discrete_laplace(&ref_rng.rng, s->scale)) *
+			__int128	own = (__int128) (sum + draw(&ref_rng.rng, s->scale)) *
 				((__int128) 1 << j);
 
 			scaled[j][i] = j == 0 ? own : own + scaled[j - 1][2 * i - 1] + scaled[j - 1][2 * i];
@@ -101,21 +113,27 @@ test_replay(void)
 			cc_exact_count(s) != prefix[t];
 		bad_rounding += fabsl((long double) s->noisy - estimate) > 0.5L + 1e-9L;
 	}
-	CHECK(bad_nodes == 0, "%d node reads differ from the tree's definition", bad_nodes);
-	CHECK(bad_releases == 0, "%d releases not the rounded sum of the live estimates", bad_releases);
-	CHECK(bad_rounding == 0, "%d releases more than 1/2 from the estimate", bad_rounding);
+	CHECK(bad_nodes == 0, "%s: %d node reads differ from the tree's definition",
+		  cc_kind_name(p.kind), bad_nodes);
+	CHECK(bad_releases == 0, "%s: %d releases not the rounded sum of the live estimates",
+		  cc_kind_name(p.kind), bad_releases);
+	CHECK(bad_rounding == 0, "%s: %d releases more than 1/2 from the estimate",
+		  cc_kind_name(p.kind), bad_rounding);
 	/* as many draws as the replay: the two sources are at the same word */
 	CHECK(cc_next_word(&mech_rng.rng) == cc_next_word(&ref_rng.rng),
-		  "the mechanism drew other than once per node");
+		  "%s: the mechanism drew other than once per node", cc_kind_name(p.kind));
 	free(s);
 }
 
-/* With epsilon 1000 every draw is 0 (but with probability below e^-100 each). */
+/*
+ * With epsilon 1000 every draw is 0 (but with probability below e^-100
+ * each), and with rho 1000 too: sigma^2 = 10 / 2000, and P(X != 0) is about
+ * 2 exp(-1 / (2 sigma^2)) = 2 e^-100.
+ */
 static void
-test_zero_noise(void)
+test_zero_noise(cc_params p)
 {
 	seeded_rng r;
-	cc_params	p = params_for(CC_HONAKER, 1000, 777);
 	cc_state   *s = new_state(&p);
 	const cc_honaker_node *node = cc_honaker_nodes((cc_honaker_part *) cc_state_part(s));
 	int64_t		exact = 0;
@@ -132,7 +150,7 @@ test_zero_noise(void)
 		for (int d = 0; d < 10; d++)
 			bad += node[d].whole != node[d].exact || node[d].frac != 0;
 	}
-	CHECK(bad == 0, "%d inexact partial sums without noise", bad);
+	CHECK(bad == 0, "%s: %d inexact partial sums without noise", cc_kind_name(p.kind), bad);
 	free(s);
 }
 
@@ -202,8 +220,10 @@ test_figures(void)
 void
 test_honaker(void)
 {
-	test_replay();
-	test_zero_noise();
+	test_replay(params_for(CC_HONAKER, 0.7, REPLAY_T), cc_discrete_laplace);
+	test_replay(params_zcdp(CC_GAUSSIAN_HONAKER, 0.3, REPLAY_T), gaussian_draw);
+	test_zero_noise(params_for(CC_HONAKER, 1000, 777));
+	test_zero_noise(params_zcdp(CC_GAUSSIAN_HONAKER, 1000, 777));
 	test_state();
 	test_figures();
 }

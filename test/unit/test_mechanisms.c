@@ -249,12 +249,16 @@ honaker_weight(int d)
 /*
  * Variance of the release at t, from DESIGN.md's table (README's for honaker:
  * before rounding), with discrete noise; level_error shifts the number of
- * levels the scale is computed from.
+ * levels the scale is computed from.  For blt, whose scale has no levels,
+ * it makes sigma^2 15% too small per level; its K and sigma^2 are the
+ * state's, checked against their own formula in test_blt.c.
  */
 static double
-expected_variance(const cc_params *p, int64_t t, double level_error)
+expected_variance(const cc_state *s, int64_t t, double level_error)
 {
+	const cc_params *p = &s->params;
 	double		e = (double) p->epsilon_units / 1e9;
+	double		rho = (double) p->rho_units / 1e9;
 	double		d = (double) p->sensitivity;
 	double		share = 0.0;
 	int64_t		k;
@@ -288,10 +292,22 @@ expected_variance(const cc_params *p, int64_t t, double level_error)
 			}
 			return k * dlap_var((k + level_error) * d / e);
 		case CC_HONAKER:
+		case CC_GAUSSIAN_HONAKER:
 			for (int b = 0; b < 63; b++)
 				if (t & (INT64_C(1) << b))
 					share += honaker_weight(b);
-			return share * dlap_var((cc_tree_levels(p->horizon) + level_error) * d / e);
+			if (p->kind == CC_HONAKER)
+				return share * dlap_var((cc_tree_levels(p->horizon) + level_error) * d / e);
+			/* sigma^2 = L Delta^2 / (2 rho) */
+			return share * dgauss_var((cc_tree_levels(p->horizon) + level_error) * d * d /
+									  (2.0 * rho));
+		case CC_BLT:
+			{
+				const cc_blt_part *part = cc_state_part(s);
+
+				return dgauss_var(cc_scale_value(s->scale)) * (1.0 + 0.15 * level_error) *
+					blt_brute_error(p->horizon, t) / ldexp(1.0, 2 * (int) part->shift);
+			}
 		default:
 			abort();
 	}
@@ -309,6 +325,9 @@ expected_kappa4(const cc_state *s)
 	cc_term		terms[CC_MAX_TERMS];
 	double		k4 = 0.0;
 
+	/* the discrete Gaussian's is below exp(-2 pi^2 sigma^2) sigma^4: none */
+	if (s->params.privacy == CC_ZCDP)
+		return 0.0;
 	if (s->params.kind == CC_HONAKER)
 	{
 		double		one = dlap_kappa4(cc_scale_value(s->scale));
@@ -326,9 +345,10 @@ expected_kappa4(const cc_state *s)
 }
 
 /*
- * The error of the release before any rounding: Honaker's estimate is
- * rounded to the integer released, and its formula is that of the estimate
- * (the rounding is checked apart, in test_honaker.c).
+ * The error of the release before any rounding: Honaker's estimate and blt's
+ * total / K are rounded to the integer released, and their formulas are the
+ * estimate's (the rounding is checked apart, in test_honaker.c and
+ * test_blt.c).
  */
 static double
 release_error(const cc_state *s)
@@ -336,7 +356,14 @@ release_error(const cc_state *s)
 	const cc_honaker_node *node = cc_honaker_nodes((cc_honaker_part *) cc_state_part(s));
 	double		err = 0.0;
 
-	if (s->params.kind != CC_HONAKER)
+	if (s->params.kind == CC_BLT)
+	{
+		const cc_blt_part *part = cc_state_part(s);
+
+		return (double) ((long double) cc_wide_get(&part->total) /
+						 ldexpl(1.0L, (int) part->shift) - (long double) s->exact);
+	}
+	if (s->params.kind != CC_HONAKER && s->params.kind != CC_GAUSSIAN_HONAKER)
 		return (double) (s->noisy - s->exact);
 	for (int d = 0; d < 63; d++)
 		if (s->t & (INT64_C(1) << d))
@@ -400,7 +427,7 @@ check_variance(cc_params p, uint64_t seed)
 	}
 	for (int c = 0; c < NCHECK; c++)
 	{
-		double		var = expected_variance(&p, check_steps[c], 0);
+		double		var = expected_variance(s, check_steps[c], 0);
 		double		mean = sum[c] / TRIALS;
 		double		sample = sumsq[c] / TRIALS - mean * mean;
 
@@ -414,8 +441,9 @@ check_variance(cc_params p, uint64_t seed)
 
 		/* the same check must see a tree with one level fewer */
 		if ((p.kind == CC_BINARY && __builtin_popcountll(check_steps[c]) >= 3) ||
-			p.kind == CC_HONAKER || p.kind == CC_SMOOTH_BINARY)
-			CHECK(!variance_consistent(sample, expected_variance(&p, check_steps[c], -1),
+			p.kind == CC_HONAKER || p.kind == CC_SMOOTH_BINARY ||
+			p.kind == CC_GAUSSIAN_HONAKER || p.kind == CC_BLT)
+			CHECK(!variance_consistent(sample, expected_variance(s, check_steps[c], -1),
 									   kappa4[c], TRIALS),
 				  "%s t=%lld: a scale one level short passes", name, (long long) check_steps[c]);
 	}
@@ -452,6 +480,14 @@ test_variances(void)
 	p = params_for(CC_SMOOTH_BINARY, 2.0, 100);
 	p.sensitivity = 3;
 	check_variance(p, 34);
+	check_variance(params_zcdp(CC_GAUSSIAN_HONAKER, 0.7, STREAM), 35);
+	p = params_zcdp(CC_GAUSSIAN_HONAKER, 2.0, 100);
+	p.sensitivity = 3;
+	check_variance(p, 36);
+	check_variance(params_zcdp(CC_BLT, 0.5, STREAM), 37);
+	p = params_zcdp(CC_BLT, 0.01, 100);
+	p.sensitivity = 1000;
+	check_variance(p, 38);
 }
 
 /* The hybrid mechanism goes on without a horizon, with O(log t) live nodes. */

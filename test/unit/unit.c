@@ -79,6 +79,16 @@ params_for(cc_kind kind, double epsilon, int64_t horizon)
 	return p;
 }
 
+cc_params
+params_zcdp(cc_kind kind, double rho, int64_t horizon)
+{
+	cc_params	p = params_for(kind, 1.0, horizon);
+
+	p.privacy = CC_ZCDP;
+	cc_rho_units(rho, &p.rho_units);
+	return p;
+}
+
 cc_state *
 new_state(cc_params *p)
 {
@@ -134,6 +144,25 @@ dlap_kappa4(double b)
 }
 
 double
+dgauss_var(double s2)
+{
+	long double weights = 0.0L;
+	long double moments = 0.0L;
+
+	if (s2 > 1e6)
+		return s2;
+	/* beyond 40 sigma the weights are below e^-800 of the total */
+	for (long x = 1; x <= (long) (40.0 * sqrt(s2)) + 40; x++)
+	{
+		long double w = expl(-(long double) x * x / (2.0L * s2));
+
+		weights += w;
+		moments += w * x * x;
+	}
+	return (double) (2.0L * moments / (1.0L + 2.0L * weights));
+}
+
+double
 binomial(int n, int r)
 {
 	double		c = 1.0;
@@ -161,6 +190,7 @@ main(void)
 	test_mechanisms();
 	test_honaker();
 	test_smooth_binary();
+	test_blt();
 	test_choice();
 	test_bounds();
 	test_accounting();

@@ -44,17 +44,21 @@ extern void seeded_rng_init(seeded_rng *r, uint64_t seed);
 /* Parameters with sensitivity 1 and beta 0.05; no horizon when it is 0. */
 extern cc_params params_for(cc_kind kind, double epsilon, int64_t horizon);
 
+/* The same for a zCDP kind, with rho. */
+extern cc_params params_zcdp(cc_kind kind, double rho, int64_t horizon);
+
 /* A prepared and initialized state, malloc'ed; exits if preparing fails. */
 extern cc_state *new_state(cc_params *p);
 
 /*
  * Standard normal quantile for a two-sided false-alarm rate of 2e-9 a check.
- * The statistical checks here number under 309 (26 on the samplers in
+ * The statistical checks here number 292, under 309 (26 on the samplers in
  * test_noise.c, 34 on the discrete Gaussian in test_gaussian.c, 11 for each
- * run of check_variance(), 3 for each run of check_coverage() in
- * test_bounds.c), so together they fail by chance less often than about
- * once in 1.6 million runs (6.2e-7); the SQL suite's, at 3.7e-9 each, fewer
- * than 81, add under 3e-7: together, under one in a million.
+ * of the 18 runs of check_variance() in test_mechanisms.c, 3 for each of the
+ * 11 runs of check_coverage() in test_bounds.c, 1 in test_blt.c), so
+ * together they fail by chance less often than about once in 1.6 million
+ * runs (6.2e-7); the SQL suite's, at 3.7e-9 each, fewer than 81, add under
+ * 3e-7: together, under one in a million.
  */
 #define UNIT_Z 6.0
 
@@ -73,6 +77,13 @@ extern bool variance_consistent(double sample_var, double var, double kappa4,
 extern double dlap_var(double b);
 extern double dlap_kappa4(double b);
 
+/*
+ * Variance of the discrete Gaussian of parameter s2, summed over its pmf
+ * apart from the core (for s2 above 10^6, s2 itself: they differ by a
+ * factor exp(-2 pi^2 s2) below 1e-300).
+ */
+extern double dgauss_var(double s2);
+
 /* C(n, r), for n small enough that doubles are exact. */
 extern double binomial(int n, int r);
 
@@ -82,11 +93,19 @@ extern double binomial(int n, int r);
  */
 extern int	smooth_binary_height(int64_t horizon);
 
+/*
+ * sum_{k<t} b_k^2 for blt's table entry of the horizon, B = A C^-1, from
+ * the table's integers by running C^-1 on an impulse in long double
+ * (test_blt.c).
+ */
+extern double blt_brute_error(int64_t horizon, int64_t t);
+
 extern void test_noise(void);
 extern void test_gaussian(void);
 extern void test_mechanisms(void);
 extern void test_honaker(void);
 extern void test_smooth_binary(void);
+extern void test_blt(void);
 extern void test_choice(void);
 extern void test_bounds(void);
 extern void test_accounting(void);
