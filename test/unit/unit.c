@@ -163,6 +163,7 @@ main(void)
 	test_smooth_binary();
 	test_choice();
 	test_bounds();
+	test_privacy_region();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -89,5 +89,6 @@ extern void test_honaker(void);
 extern void test_smooth_binary(void);
 extern void test_choice(void);
 extern void test_bounds(void);
+extern void test_privacy_region(void);
 
 #endif							/* CC_UNIT_H */
