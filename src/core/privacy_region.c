@@ -12,8 +12,8 @@
  *
  *	- a Gaussian part, L_G ~ N(mu^2/2, mu^2) with mu^2 = sum 2 rho: Gaussians
  *	  compose exactly into one, so it stays analytic;
- *	- a discrete part: atoms l_k of P-mass p_k (pure charges, fine discrete
- *	  Gaussians), plus a mass p_inf at +infinity.
+ *	- a discrete part: atoms l_k of P-mass p_k (pure charges, discrete
+ *	  Gaussians from their pmf), plus a mass p_inf at +infinity.
  *
  * Conditioning on the discrete part,
  *
@@ -24,10 +24,14 @@
  * for every real t (the analytic Gaussian mechanism of Balle and Wang 2018
  * at t >= 0), and delta_G(t) = (1 - e^t)_+ when mu = 0.
  *
- * Why the discrete part is an upper bound: a pair whose delta is larger at
- * every epsilon in R dominates (Blackwell), domination survives composition,
- * and delta, as a function of alpha = e^epsilon, is a sum of hinges
- * p_k (1 - alpha e^-l_k)_+, convex.  So each charge's loss distribution is
+ * Why the discrete part is an upper bound: the losses of the charges are
+ * independent, so conditioned on all but one, delta is that one's
+ * E[(1 - e^(t - L))_+] at t = epsilon minus the others' sum.  Replacing a
+ * charge's loss distribution by one whose E[(1 - e^(t - L))_+] is at least
+ * as large at every real t therefore bounds the composition, charge by
+ * charge.  As a function of alpha = e^t, that expectation is a sum of
+ * convex hinges p_k (1 - alpha e^-l_k)_+, which grow with l_k and p_k.  So
+ * each charge's loss distribution is
  *	- put on a grid of step h by splitting each atom between the grid points
  *	  around it so that its hinge becomes its chord ("connect the dots",
  *	  Doroshenko et al. 2022, sparse_split()), which lies above it; on a
@@ -41,7 +45,7 @@
  * is overstated by less than a grid step per group split; the chords' error
  * is local and falls as h^2 (1000 different epsilons: 2.8e-4 on epsilon at
  * 2048 points a standard deviation, 4.5e-3 at 512, 1.7e-5 at 8192).
-
+ *
  * Pure charges: randomized response's loss is +epsilon with probability
  * e^eps/(1+e^eps), else -epsilon; n charges of one epsilon give a binomial,
  * computed exactly from its mode outward (so a million charges cost a
@@ -62,12 +66,13 @@
  * their integral over a unit shifted by one, and sqrt(2 pi) sigma <= Z <=
  * sqrt(2 pi) sigma (1 + kappa), kappa = 2 e^(-2 pi^2 sigma^2) / (1 -
  * e^(-6 pi^2 sigma^2)), by Poisson summation; kappa' = kappa/(1 + kappa).
- * So L is dominated by the continuous Gaussian's loss (mu = D/sigma)
- * shifted up by s, with mass kappa' at +infinity: the group joins the
- * Gaussian part, its shift n s is added to every loss.  A discrete
- * Gaussian's curve is NOT bounded by the continuous one at the same rho:
- * at epsilon = 0 it is 1/Z against 2 Phi(mu/2) - 1, 0.0399 against 0.0398
- * at sigma^2 = 100, and the gap grows as sigma shrinks.
+ * So L is stochastically below the continuous Gaussian's loss (mu = D/sigma)
+ * shifted up by s, with mass kappa' at +infinity, and a larger loss only
+ * raises delta: the group joins the Gaussian part, its shift n s is added
+ * to every loss.  A discrete Gaussian's curve is NOT bounded by the
+ * continuous one at the same rho: at epsilon = 0 it is 1/Z against
+ * 2 Phi(mu/2) - 1, 0.0399 against 0.0398 at sigma^2 = 100, and the gap
+ * grows as sigma shrinks.
  *
  * IDENTIFICATION
  *	  src/core/privacy_region.c
@@ -398,10 +403,9 @@ sparse_add(sparse *s, int64_t i, double m)
  * of alpha = e^epsilon, the atom adds the hinge m (1 - alpha e^-l)_+ to
  * delta, convex; split between j and j + 1 so as to keep its P- and
  * Q-masses, it adds the hinge's chord between e^(j h) and e^((j+1) h)
- * instead, above the hinge everywhere and equal to it outside.  A pair with
- * a larger delta at every alpha >= 0 dominates (Blackwell), and domination
- * survives composition.  d is raised by its rounding bound first: a higher
- * atom's chord is higher.  The callers count the split's 8 roundings.
+ * instead, above the hinge everywhere and equal to it outside (see the top
+ * for why that bounds the composition).  d is raised by its rounding bound
+ * first: a higher atom's chord is higher.  The callers count the split's 8 roundings.
  */
 static void
 sparse_split(sparse *s, int64_t j, double d, double h, double m)

@@ -583,9 +583,11 @@ test_mixed(void)
 
 /*
  * Discrete Gaussians: against sums over their pmfs, for one, two different
- * ones, and one with a randomized response; the fine one through its bound
- * by the shifted continuous Gaussian.  Also: the discrete curve exceeds the
- * continuous one at the same rho, which is why they are charged apart.
+ * ones, and one with a randomized response; sigma^2 = 1e6 alone on a grid
+ * coarser than its lattice, and next to a pure charge (then its lattice is
+ * finer than a grid step) through its bound by the shifted continuous
+ * Gaussian.  Also: the discrete curve is above the continuous one at the
+ * same rho at epsilon 0, which is why they are charged apart.
  */
 static void
 test_discrete_gaussian(void)
