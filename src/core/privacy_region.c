@@ -504,7 +504,7 @@ pure_binomial(builder *b, pure_group *g)
 	}
 	for (j = g->lo; j <= g->hi; j++)
 		g->mass[j - g->lo] /= sum;
-	/* 3 roundings a step from the mode, the sum, the division, the split */
+	/* 3 roundings a step out from the mode and 1 in the sum, the split */
 	b->rel += (4.0 * (double) (g->hi - g->lo) + 12.0) * EPS_U;
 	g->mass[0] += tail_lo / sum;
 	b->p_inf += tail_hi / sum;
