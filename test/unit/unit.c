@@ -194,6 +194,7 @@ main(void)
 	test_choice();
 	test_bounds();
 	test_accounting();
+	test_privacy_region();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

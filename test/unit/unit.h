@@ -109,5 +109,6 @@ extern void test_blt(void);
 extern void test_choice(void);
 extern void test_bounds(void);
 extern void test_accounting(void);
+extern void test_privacy_region(void);
 
 #endif							/* CC_UNIT_H */
