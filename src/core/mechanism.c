@@ -74,6 +74,13 @@ cc_kind_max_horizon(cc_kind kind)
 	return mechanisms[kind]->max_horizon ? mechanisms[kind]->max_horizon : CC_MAX_HORIZON;
 }
 
+cc_cost
+cc_params_cost(const cc_params *params)
+{
+	return params->privacy == CC_ZCDP ? cc_zcdp_cost(params->rho_units) :
+		cc_pure_cost(params->epsilon_units);
+}
+
 cc_status
 cc_epsilon_units(double epsilon, uint64_t *units)
 {

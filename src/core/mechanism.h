@@ -120,6 +120,12 @@ extern cc_accounting cc_kind_privacy(cc_kind kind);
 /* The longest horizon the kind takes: CC_MAX_HORIZON but for blt. */
 extern int64_t cc_kind_max_horizon(cc_kind kind);
 
+/*
+ * What a release with these prepared parameters costs, in its kind's own
+ * accounting: its epsilon, or its rho.  What every caller charges.
+ */
+extern cc_cost cc_params_cost(const cc_params *params);
+
 /* Round epsilon to the nearest 1e-9; CC_BAD_EPSILON outside the range. */
 extern cc_status cc_epsilon_units(double epsilon, uint64_t *units);
 

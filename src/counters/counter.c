@@ -416,9 +416,9 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	 */
 	if (source != NULL)
 		ledger_charge_source(spec_ledger(&args), bounds.ledger,
-							 cc_pure_cost(params.epsilon_units), "create_counter");
+							 cc_params_cost(&params), "create_counter");
 	else
-		ledger_charge(spec_ledger(&args), cc_pure_cost(params.epsilon_units), "create_counter");
+		ledger_charge(spec_ledger(&args), cc_params_cost(&params), "create_counter");
 	counter_shmem_wake_worker(true);
 	PG_RETURN_VOID();
 }

@@ -110,7 +110,7 @@ noisy_count_site(FunctionCallInfo fcinfo, AggState *aggstate, Aggref *aggref)
 	if (list_length(aggref->aggargtypes) > 1)
 		ledger = evaluate_once(argument_expression(aggstate, aggref, 1), aggstate);
 	ledger_site_init(&site->charge, ledger.isnull ? NULL : TextDatumGetCString(ledger.value),
-					 cc_pure_cost(site->params.epsilon_units), "noisy_count");
+					 cc_params_cost(&site->params), "noisy_count");
 	MemoryContextSwitchTo(old);
 	return site;
 }

@@ -149,7 +149,7 @@ running_count_final(PG_FUNCTION_ARGS)
 			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 
 			ledger_site_init(&site->charge, rc->ledger,
-							 cc_pure_cost(cc_state_params(rc->state)->epsilon_units), "running_count");
+							 cc_params_cost(cc_state_params(rc->state)), "running_count");
 			MemoryContextSwitchTo(old);
 			site->charging = true;
 		}

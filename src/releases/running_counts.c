@@ -89,6 +89,6 @@ running_counts(PG_FUNCTION_ARGS)
 		release_values(&release, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	ledger_charge(spec_ledger(&args), cc_pure_cost(params.epsilon_units), "running_counts");
+	ledger_charge(spec_ledger(&args), cc_params_cost(&params), "running_counts");
 	return (Datum) 0;
 }

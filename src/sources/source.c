@@ -773,7 +773,7 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 	spec_to_params(&args, &params);
 
 	/* paid before anything is computed; once for every key */
-	ledger_charge_source(ledger, release.source_ledger, cc_pure_cost(params.epsilon_units),
+	ledger_charge_source(ledger, release.source_ledger, cc_params_cost(&params),
 						 "source_counts");
 
 	counts = bounded_counts(&release, 0, 0, 1);
@@ -858,7 +858,7 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 				 errmsg("the last step ends out of the range of timestamps")));
 
 	/* paid before anything is computed; once for every key and step */
-	ledger_charge_source(ledger, release.source_ledger, cc_pure_cost(params.epsilon_units),
+	ledger_charge_source(ledger, release.source_ledger, cc_params_cost(&params),
 						 "source_running_counts");
 
 	counts = bounded_counts(&release, start, step_usec, steps);

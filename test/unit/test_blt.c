@@ -543,6 +543,12 @@ test_params_and_states(void)
 	CHECK(cc_params_prepare(&p) == CC_WRONG_PRIVACY, "privacy 7");
 	CHECK(cc_kind_privacy(CC_BLT) == CC_ZCDP && cc_kind_privacy(CC_GAUSSIAN_HONAKER) == CC_ZCDP &&
 		  cc_kind_privacy(CC_SMOOTH_BINARY) == CC_PURE, "kinds' privacy");
+	p = params_zcdp(CC_BLT, 0.25, 100);
+	CHECK(cc_params_cost(&p).accounting == CC_ZCDP && cc_params_cost(&p).units == 250000000,
+		  "a blt release costs its rho");
+	p = params_for(CC_HONAKER, 0.25, 100);
+	CHECK(cc_params_cost(&p).accounting == CC_PURE && cc_params_cost(&p).units == 250000000,
+		  "a honaker release costs its epsilon");
 
 	p = params_zcdp(CC_BLT, 1.0, 100);
 	p.rho_units = 999;
