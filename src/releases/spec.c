@@ -158,6 +158,13 @@ choose_mechanism(const SpecArgs *args, cc_params *params)
 					 errmsg("block applies only to mechanism \"two_level\", not \"auto\""),
 					 errhint("Mechanism \"auto\" weighs two_level with its default block; name two_level to choose one.")));
 			break;
+		case CC_SCALE_TOO_LARGE:
+			/* under zCDP: no mechanism's sigma^2 fits the sampler */
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mechanism \"auto\" finds no mechanism whose noise the sampler draws exactly"),
+					 errhint("Raise rho, or lower the horizon or the sensitivity.")));
+			break;
 		default:
 			/* a parameter that every mechanism refuses: the message names none */
 			report_status(status, NULL, 0);
@@ -261,9 +268,10 @@ spec_notice_choice(const SpecArgs *args, const cc_params *params)
 	cc_variance_over_horizon(params, &mean, &worst);
 	ereport(NOTICE,
 			(errmsg("mechanism \"auto\" picked \"%s\"", cc_kind_name(params->kind)),
-			 errdetail("Its %s variance over the " INT64_FORMAT " steps, %.6g, is the least of all mechanisms.",
+			 errdetail("Its %s variance over the " INT64_FORMAT " steps, %.6g, is the least of all %smechanisms.",
 					   cc_objective_name(objective), params->horizon,
-					   objective == CC_OBJECTIVE_MEAN ? mean : worst)));
+					   objective == CC_OBJECTIVE_MEAN ? mean : worst,
+					   params->privacy == CC_ZCDP ? "zCDP " : "")));
 }
 
 void
