@@ -81,14 +81,6 @@ spec_rho_units(NullableDatum rho)
 }
 
 char *
-spec_format_cost(const cc_params *params)
-{
-	return psprintf("%s %s", params->privacy == CC_ZCDP ? "rho" : "epsilon",
-					spec_format_epsilon(params->privacy == CC_ZCDP ?
-										params->rho_units : params->epsilon_units));
-}
-
-char *
 spec_ledger(const SpecArgs *args)
 {
 	if (args->field[SPEC_LEDGER].isnull)

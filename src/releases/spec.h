@@ -84,10 +84,4 @@ extern char *spec_format_epsilon(uint64 units);
 /* Epsilon as the core holds it, or an error. */
 extern uint64 spec_epsilon_units(NullableDatum epsilon);
 
-/*
- * What one release with these prepared parameters costs, as a decimal with
- * its measure: "epsilon 0.5" or "rho 0.125", palloc'd.
- */
-extern char *spec_format_cost(const cc_params *params);
-
 #endif							/* CONTCOUNT_SPEC_H */
