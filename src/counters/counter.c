@@ -562,6 +562,7 @@ contcount_counter_rows(PG_FUNCTION_ARGS)
 	bool		has_rho;
 
 	InitMaterializedSRF(fcinfo, 0);
+	/* the function of 0.1 to 0.4 returns ten columns, 0.5's two more */
 	has_rho = rsinfo->setDesc->natts > 10;
 	owner_begin(&scope);
 	values[0] = ObjectIdGetDatum(scope.caller);
