@@ -357,3 +357,96 @@ FROM (
                                        export OPERATOR(pg_catalog.->>) 'version', 2)) s
 $$;
 REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Gaussian releases (issue 13)
+-- ---------------------------------------------------------------------
+
+-- The mechanisms with discrete Gaussian noise, gaussian_honaker and blt, are
+-- charged in rho (zCDP) in place of epsilon: every function that takes a
+-- mechanism takes rho, and epsilon may then be left out (a pure mechanism
+-- takes epsilon alone, a zCDP one rho alone, auto either).  The composite
+-- gains rho as its last field, so the aggregates that take it stay.
+ALTER TYPE contcount.mechanism ADD ATTRIBUTE rho float8;
+
+DROP FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text);
+CREATE FUNCTION contcount.mechanism(
+    name text,
+    epsilon float8 DEFAULT NULL,
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL)
+RETURNS contcount.mechanism
+AS 'MODULE_PATHNAME', 'contcount_mechanism'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+DROP FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text);
+CREATE FUNCTION contcount.running_counts(
+    items bigint[],
+    epsilon float8 DEFAULT NULL,
+    mechanism text DEFAULT 'binary',
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL)
+RETURNS SETOF contcount.release
+AS 'MODULE_PATHNAME', 'running_counts'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+
+DROP FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text,
+    text, jsonb);
+CREATE FUNCTION contcount.source_running_counts(source text, epsilon float8, step interval,
+    start timestamptz, steps bigint, mechanism text DEFAULT 'binary', dimension text DEFAULT NULL,
+    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL, rho float8 DEFAULT NULL, OUT key text,
+    OUT t bigint, OUT step_start timestamptz, OUT noisy_count bigint, OUT stddev float8,
+    OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- A counter is charged its epsilon or, with a zCDP mechanism, its rho (at
+-- its creation, and again by a copy); the row keeps the one it has.
+ALTER TABLE contcount.counter
+    ALTER COLUMN epsilon DROP NOT NULL,
+    ADD COLUMN rho float8,
+    ADD CONSTRAINT counter_epsilon_or_rho
+        CHECK ((epsilon IS NULL) OPERATOR(pg_catalog.<>) (rho IS NULL));
+
+DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8,
+    text, text, text);
+CREATE FUNCTION contcount.create_counter(
+    name text,
+    epsilon float8 DEFAULT NULL,
+    mechanism text DEFAULT 'binary',
+    horizon bigint DEFAULT NULL,
+    step interval DEFAULT '1 minute',
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    source text DEFAULT NULL,
+    rho float8 DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The view shows each counter's accounting ('pure' or 'zcdp') and rho.
+DROP VIEW contcount.counters;
+DROP FUNCTION contcount.counter_rows();
+CREATE FUNCTION contcount.counter_rows(
+    OUT name text, OUT mechanism text, OUT epsilon float8, OUT horizon bigint,
+    OUT step interval, OUT ledger text, OUT started_at timestamptz, OUT steps bigint,
+    OUT finished boolean, OUT owner regrole, OUT accounting text, OUT rho float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_counter_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.counters AS SELECT * FROM contcount.counter_rows();
+GRANT SELECT ON contcount.counters TO PUBLIC;

@@ -325,6 +325,9 @@ SELECT s, attacker.error_of(s) FROM (VALUES
     ($$SELECT contcount.drop_ledger('tests')$$),
     ($$SELECT contcount.noisy_count(0.001, 'tests') FROM attacker.events$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.001, ledger => 'tests')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], mechanism => 'blt', rho => 0.5)$$),
+    ($$SELECT contcount.running_count(n, contcount.mechanism('gaussian_honaker', rho => 0.5, horizon => 16, ledger => 'attacker'))
+           OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) FROM attacker.events$$),
     ($$SELECT * FROM contcount.counter_internals('attack_victim')$$),
     ($$SELECT * FROM contcount.current('attack_victim')$$),
     ($$SELECT contcount.tick('attack_victim')$$),

@@ -40,6 +40,12 @@ SELECT contcount.alter_ledger('vg_z', rho => 20, delta => 0.001);
 SELECT * FROM contcount.ledgers;
 SELECT count(*) FROM contcount.charges WHERE release_epsilon IS NOT NULL;
 SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
+-- Gaussian releases: checked against the ledger, charged rho; a counter; refused by a pure ledger
+SELECT count(*) FROM contcount.running_counts(ARRAY(SELECT generate_series(1,300)::bigint), mechanism => 'blt', rho => 0.5, ledger => 'vg_z');
+SELECT count(r) FROM (SELECT contcount.running_count(i, contcount.mechanism('gaussian_honaker', rho => 0.01, horizon => 1000, ledger => 'vg_z')) OVER (PARTITION BY i % 5 ORDER BY i ROWS UNBOUNDED PRECEDING) r FROM t) x;
+SELECT contcount.create_counter('g', mechanism => 'auto', rho => 0.5, horizon => 1000, step => '1 day', ledger => 'vg_z');
+SELECT * FROM contcount.counters;
+DO $$ BEGIN PERFORM count(*) FROM contcount.running_counts(ARRAY[1], mechanism => 'blt', rho => 0.5); EXCEPTION WHEN SQLSTATE 'ZB003' THEN NULL; END $$;
 -- a protected source: declared, released from per key and per step
 CREATE TABLE visits (person int, region text, at timestamptz);
 INSERT INTO visits SELECT i % 37, (ARRAY['n', 's'])[1 + i % 2], '2026-01-01'::timestamptz + i * interval '1 hour' FROM generate_series(1, 300) i;
@@ -49,4 +55,8 @@ SELECT contcount.protect_table('visits', 'visits', 'person', 'at', 'vg_data', ma
 SELECT contcount.source_dimension('visits', 'region', ARRAY['n', 's', 'e']);
 SELECT count(*) FROM contcount.source_counts('visits', 0.5, 'region', ledger => 'vg_team');
 SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team');
+SELECT contcount.protect_table('visits_z', 'visits', 'person', 'at', 'vg_z', max_rows => 3);
+SELECT count(*) FROM contcount.source_running_counts('visits_z', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_z', rho => 0.25);
+DO $$ BEGIN PERFORM count(*) FROM contcount.source_running_counts('visits', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_team', rho => 0.25); EXCEPTION WHEN SQLSTATE 'ZB003' THEN NULL; END $$;
+SELECT contcount.drop_counter('g');
 SELECT contcount.drop_counter('c');

@@ -64,6 +64,12 @@ report_status(cc_status status, const cc_params *params, int64 step)
 					 errmsg("beta must be strictly between 0 and 1")));
 			break;
 		case CC_SCALE_TOO_LARGE:
+			if (params && params->privacy == CC_ZCDP)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("noise of mechanism \"%s\" would exceed the variance its sampler draws exactly, 2^62",
+								name),
+						 errhint("Raise rho, or lower the horizon or the sensitivity.")));
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("noise scale of mechanism \"%s\" would exceed 10^15", name),

@@ -45,6 +45,14 @@
 /* How long tick() waits for the worker. */
 #define TICK_TIMEOUT_MS 30000
 
+/* A counter's row, from 0.3 on (with its place); from 0.5 with its rho. */
+#define INSERT_PLACED(extra_column, extra_value) \
+	"INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, " \
+	"sensitivity, beta, ledger, step, state, owner, started_at, " \
+	"place_system, place_database, place_table, charged_ledger" extra_column ") " \
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now(), " \
+	"$13, $14, $15, $16" extra_value ") ON CONFLICT (name) DO NOTHING"
+
 typedef struct CounterRow
 {
 	int64		id;
@@ -257,9 +265,11 @@ counter_source(int64 counter)
 
 /*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
- * beta, ledger, objective, source): with a protected source, the counter
- * counts its table's inserts, at most max_rows a unit, and its noise and
- * charges are those of a release from the source (source_counter.c).
+ * beta, ledger, objective, source, rho): with a protected source, the
+ * counter counts its table's inserts, at most max_rows a unit, and its noise
+ * and charges are those of a release from the source (source_counter.c).  A
+ * zCDP mechanism takes rho in place of epsilon; the table keeps the one the
+ * counter is charged (rho only from 0.5, where the function has it).
  */
 PG_FUNCTION_INFO_V1(contcount_create_counter);
 Datum
@@ -267,6 +277,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
 	static SPIPlanPtr placed_plan = NULL;
+	static SPIPlanPtr rho_plan = NULL;
 	static const int argno[SPEC_NFIELDS] = {
 		[SPEC_NAME] = 2,
 		[SPEC_EPSILON] = 1,
@@ -275,6 +286,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		[SPEC_SENSITIVITY] = 6,
 		[SPEC_BETA] = 7,
 		[SPEC_LEDGER] = 8,
+		[SPEC_RHO] = 11,
 	};
 	char	   *name = name_arg(fcinfo, 0);
 	SpecArgs	args;
@@ -282,11 +294,13 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	cc_state   *state;
 	OwnerScope	scope;
 	uint64		id;
-	Oid			types[16] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
+	Oid			types[17] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
 	INT8OID, FLOAT8OID, TEXTOID, INTERVALOID, BYTEAOID, OIDOID,
-	INT8OID, OIDOID, OIDOID, TEXTOID};
-	Datum		values[16];
-	char		nulls[16];
+	INT8OID, OIDOID, OIDOID, TEXTOID, FLOAT8OID};
+	Datum		values[17];
+	char		nulls[17];
+	/* the table has rho where the function has it: both came with 0.5 */
+	bool		has_rho = PG_NARGS() > argno[SPEC_RHO];
 	bytea	   *blob;
 	CounterPlace place;
 	char	   *charged;
@@ -330,6 +344,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(name);
 	values[2] = CStringGetTextDatum(cc_kind_name(params.kind));
 	values[3] = Float8GetDatum((double) params.epsilon_units / (double) CC_EPSILON_UNITS_PER_ONE);
+	values[16] = Float8GetDatum((double) params.rho_units / (double) CC_RHO_UNITS_PER_ONE);
 	values[4] = Int64GetDatum(params.horizon);
 	values[5] = Int64GetDatum(params.block);
 	values[6] = Int64GetDatum(params.sensitivity);
@@ -338,6 +353,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	values[9] = PG_GETARG_DATUM(4);
 	values[10] = PointerGetDatum(blob);
 	memset(nulls, ' ', sizeof(nulls));
+	nulls[3] = params.privacy == CC_PURE ? ' ' : 'n';
+	nulls[16] = params.privacy == CC_ZCDP ? ' ' : 'n';
 	nulls[4] = params.has_horizon ? ' ' : 'n';
 	nulls[5] = params.has_block ? ' ' : 'n';
 	nulls[8] = args.field[SPEC_LEDGER].isnull ? 'n' : ' ';
@@ -365,14 +382,9 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		values[14] = ObjectIdGetDatum(place.table);
 		values[15] = charged ? CStringGetTextDatum(charged) : (Datum) 0;
 		nulls[15] = charged ? ' ' : 'n';
-		owner_run(&placed_plan,
-				  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
-				  "sensitivity, beta, ledger, step, state, owner, started_at, "
-				  "place_system, place_database, place_table, charged_ledger) "
-				  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now(), "
-				  "$13, $14, $15, $16) "
-				  "ON CONFLICT (name) DO NOTHING",
-				  16, types, values, nulls, SPI_OK_INSERT);
+		owner_run(has_rho ? &rho_plan : &placed_plan,
+				  has_rho ? INSERT_PLACED(", rho", ", $17") : INSERT_PLACED("", ""),
+				  has_rho ? 17 : 16, types, values, nulls, SPI_OK_INSERT);
 	}
 	else
 		owner_run(&plan,
@@ -528,23 +540,35 @@ return_spi_rows(FunctionCallInfo fcinfo)
 		tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
 }
 
-/* The counters the caller may read: the contcount.counters view. */
+#define COUNTER_ROWS(extra_columns) \
+	"SELECT name, mechanism, epsilon, horizon, step, ledger, started_at, steps, " \
+	"finished, owner::pg_catalog.regrole" extra_columns " FROM contcount.counter " \
+	"WHERE contcount.counter_granted(id, $1) ORDER BY name"
+
+/*
+ * The counters the caller may read: the contcount.counters view, from 0.5
+ * with each counter's accounting and rho (epsilon null for a zCDP counter).
+ */
 PG_FUNCTION_INFO_V1(contcount_counter_rows);
 Datum
 contcount_counter_rows(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr rho_plan = NULL;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OwnerScope	scope;
 	Oid			types[1] = {OIDOID};
 	Datum		values[1];
+	bool		has_rho;
 
 	InitMaterializedSRF(fcinfo, 0);
+	/* the function of 0.1 to 0.4 returns ten columns, 0.5's two more */
+	has_rho = rsinfo->setDesc->natts > 10;
 	owner_begin(&scope);
 	values[0] = ObjectIdGetDatum(scope.caller);
-	owner_run(&plan,
-			  "SELECT name, mechanism, epsilon, horizon, step, ledger, started_at, steps, "
-			  "finished, owner::pg_catalog.regrole FROM contcount.counter "
-			  "WHERE contcount.counter_granted(id, $1) ORDER BY name",
+	owner_run(has_rho ? &rho_plan : &plan,
+			  has_rho ? COUNTER_ROWS(", CASE WHEN rho IS NULL THEN 'pure' ELSE 'zcdp' END, rho") :
+			  COUNTER_ROWS(""),
 			  1, types, values, NULL, SPI_OK_SELECT);
 	return_spi_rows(fcinfo);
 	owner_end(&scope);
@@ -715,7 +739,7 @@ contcount_tick(PG_FUNCTION_ARGS)
 					 errmsg("%s", refused_message),
 					 refused_detail[0] ? errdetail("%s", refused_detail) : 0,
 					 errcontext("counter \"%s\" was copied from another database or cluster, "
-								"and takes no step until its ledger pays its epsilon again", name)));
+								"and takes no step until its ledger pays its epsilon (or rho) again", name)));
 		if (done)
 			break;
 		if (GetCurrentTimestamp() > deadline)

@@ -19,8 +19,8 @@ extern int64 counter_to_feed(const char *name, Relation table, bool *finished);
  * the bits pg_control_system() shows), the database, and the table that
  * holds the state.  Tree nodes are drawn where the state lives; a counter
  * whose recorded place is not the place here is a copy (pg_dump and
- * pg_restore, pg_upgrade), which pays its epsilon again before its next
- * step (counter_worker.c).
+ * pg_restore, pg_upgrade), which pays its epsilon (or rho) again before its
+ * next step (counter_worker.c).
  */
 typedef struct CounterPlace
 {

@@ -20,9 +20,9 @@
  * of one node that the ledger never paid for.  So each counter records where
  * its state lives (counter_place_here: cluster, database, table), and a step
  * that finds the counter somewhere else first charges its ledger its epsilon
- * again, as create_counter did (in the owner's name, to the same ledger),
- * and records the new place, both in the step's transaction: a copy pays
- * once, and releases nothing unpaid.  The charge itself cannot be taken
+ * (or rho) again, as create_counter did (in the owner's name, to the same
+ * ledger), and records the new place, both in the step's transaction: a copy
+ * pays once, and releases nothing unpaid.  The charge itself cannot be taken
  * back: a crash between it and the commit makes the next step pay again,
  * which errs on the safe side.  If the ledger refuses, the step is rolled
  * back (its noise unseen), the refusal is logged with the ledger's SQLSTATE
@@ -241,16 +241,17 @@ role_ledger_setting(Oid role)
 }
 
 /*
- * Charge the ledger of a copied counter its epsilon again, as create_counter
- * did: in the name of its owner (who must still be allowed the ledger), to
- * the ledger named, or when none was named to the one contcount.ledger
- * chooses, with contcount.ledger set to setting (unless NULL) for the
- * charge; a counter over a protected source pays the source's ledger too.  Raises the ledger's error if it refuses, with paying.active set
- * so that the caller knows it for a refusal.
+ * Charge the ledger of a copied counter what its parameters cost again (its
+ * epsilon, or its rho), as create_counter did: in the name of its owner (who
+ * must still be allowed the ledger), to the ledger named, or when none was
+ * named to the one contcount.ledger chooses, with contcount.ledger set to
+ * setting (unless NULL) for the charge; a counter over a protected source
+ * pays the source's ledger too.  Raises the ledger's error if it refuses,
+ * with paying.active set so that the caller knows it for a refusal.
  */
 static void
 pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
-		  const char *source_ledger, uint64 epsilon_units, const char *statement)
+		  const char *source_ledger, cc_cost cost, const char *statement)
 {
 	Oid			save_user;
 	int			save_context;
@@ -278,9 +279,9 @@ pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
 	strlcpy(paying_statement, statement, sizeof(paying_statement));
 	debug_query_string = paying_statement;
 	if (source_ledger != NULL)
-		ledger_charge_source(ledger, source_ledger, cc_pure_cost(epsilon_units), "counter_copy");
+		ledger_charge_source(ledger, source_ledger, cost, "counter_copy");
 	else
-		ledger_charge(ledger, cc_pure_cost(epsilon_units), "counter_copy");
+		ledger_charge(ledger, cost, "counter_copy");
 	paying.active = false;
 	debug_query_string = NULL;
 	SetUserIdAndSecContext(save_user, save_context);
@@ -461,7 +462,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		 */
 		pay_again(name, owner, ledger,
 				  ledger == NULL && charged != NULL ? charged : role_ledger_setting(owner),
-				  copied_source_ledger(id, name), cc_state_params(state)->epsilon_units, statement);
+				  copied_source_ledger(id, name), cc_params_cost(cc_state_params(state)), statement);
 		pargs[0] = Int64GetDatum(id);
 		pargs[1] = Int64GetDatum(here.system);
 		pargs[2] = ObjectIdGetDatum(here.database);
@@ -472,7 +473,8 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 								  4, ptypes, pargs, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not record where counter \"%s\" is", name);
 		ereport(LOG,
-				(errmsg("counter \"%s\" was copied and paid its epsilon again", name),
+				(errmsg("counter \"%s\" was copied and paid its %s again", name,
+						cc_state_params(state)->privacy == CC_ZCDP ? "rho" : "epsilon"),
 				 errdetail("Its state was at %s; it is now at system " INT64_FORMAT
 						   " database %u table %u.",
 						   from, here.system, here.database, here.table)));
@@ -552,7 +554,7 @@ close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
 				 errmsg("counter \"%s\" was copied and takes no step: %s",
 						paying.name, edata->message),
 				 edata->detail ? errdetail("%s", edata->detail) : 0,
-				 errhint("A copy of a counter pays its epsilon again before its next step. "
+				 errhint("A copy of a counter pays its epsilon (or rho) again before its next step. "
 						 "The worker asks its ledger again at the next tick() and every %d seconds.",
 						 REFUSED_RETRY_MS / 1000)));
 

@@ -919,21 +919,19 @@ contcount_budget_change_rows(PG_FUNCTION_ARGS)
 }
 
 /*
- * Charge for up to max_releases releases of cost each, at least one, to the
- * ledger named or contcount.ledger; return how many were paid for and the
- * ledger's id.  See ledger_charge.  by_source: the grant of a protected
- * source lets the caller spend this ledger, the source's own.
+ * The ledger a release charges: the one named or contcount.ledger's, which
+ * the caller (*role) must be allowed to spend; its row as committed now.  An
+ * error when none is selected, it does not exist, the caller may not spend
+ * it, or during recovery.  Returns its name.  by_source: the grant of a
+ * protected source lets the caller spend this ledger, the source's own.
  */
-static int64
-charge_releases(const char *ledger, cc_cost cost, const char *function,
-				int64 max_releases, int64 *ledger_id, bool by_source)
+static const char *
+paying_ledger(const char *ledger, bool by_source, LedgerRow *row, Oid *role)
 {
 	const char *name = ledger ? ledger : contcount_ledger;
 	bool		chosen_by_setting = contcount_ledger && name && strcmp(name, contcount_ledger) == 0;
 	OwnerScope	scope;
-	LedgerRow	row;
 	bool		allowed;
-	StoreCharge charge;
 	uint64		generation;
 
 	if (RecoveryInProgress())
@@ -952,17 +950,10 @@ charge_releases(const char *ledger, cc_cost cost, const char *function,
 	 * own to consider: its committed row, if nothing changed it since.
 	 */
 	if (chosen_by_setting && !TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
-		kept_row(name, &row))
+		kept_row(name, row))
 	{
-		memset(&charge, 0, sizeof(charge));
-		charge.at = GetCurrentTimestamp();
-		charge.role = GetUserId();
-		charge.ledger = row.id;
-		charge.cost = cost;
-		charge.function = function;
-		charge.statement = debug_query_string;
-		*ledger_id = row.id;
-		return ledger_store_charge(row.id, name, row.budget_units, &charge, max_releases);
+		*role = GetUserId();
+		return name;
 	}
 
 	/*
@@ -971,21 +962,21 @@ charge_releases(const char *ledger, cc_cost cost, const char *function,
 	 */
 	generation = ledger_store_generation();
 	owner_begin(&scope);
-	row = require_ledger(name, true);
+	*row = require_ledger(name, true);
 	if (chosen_by_setting)
-		keep_row(name, &row, generation);
-	allowed = chosen_by_setting || by_source || granted(row.id, scope.caller, false, true);
+		keep_row(name, row, generation);
+	allowed = chosen_by_setting || by_source || granted(row->id, scope.caller, false, true);
 	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
 	{
 		LedgerRow	own;
 
-		if (!lookup_ledger(name, &own, false) || own.id != row.id)
+		if (!lookup_ledger(name, &own, false) || own.id != row->id)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("ledger \"%s\" does not exist", name)));
-		row.budget_units = Min(row.budget_units, own.budget_units);
+		row->budget_units = Min(row->budget_units, own.budget_units);
 		allowed = allowed && (chosen_by_setting || by_source ||
-							  granted(row.id, scope.caller, false, false));
+							  granted(row->id, scope.caller, false, false));
 	}
 	if (!allowed)
 		ereport(ERROR,
@@ -993,16 +984,62 @@ charge_releases(const char *ledger, cc_cost cost, const char *function,
 				 errmsg("permission denied for ledger \"%s\"", name),
 				 errhint("An admin of the ledger grants it with contcount.grant_ledger().")));
 	owner_end(&scope);
+	*role = scope.caller;
+	return name;
+}
+
+/*
+ * Charge for up to max_releases releases of cost each, at least one, to the
+ * ledger named or contcount.ledger; return how many were paid for and the
+ * ledger's id.  See ledger_charge and paying_ledger.
+ */
+static int64
+charge_releases(const char *ledger, cc_cost cost, const char *function,
+				int64 max_releases, int64 *ledger_id, bool by_source)
+{
+	LedgerRow	row;
+	StoreCharge charge;
+	const char *name;
 
 	memset(&charge, 0, sizeof(charge));
+	name = paying_ledger(ledger, by_source, &row, &charge.role);
 	charge.at = GetCurrentTimestamp();
-	charge.role = scope.caller;
 	charge.ledger = row.id;
 	charge.cost = cost;
 	charge.function = function;
 	charge.statement = debug_query_string;
 	*ledger_id = row.id;
 	return ledger_store_charge(row.id, name, row.budget_units, &charge, max_releases);
+}
+
+/* The check of ledger_check_cost, by_source as for paying_ledger. */
+static void
+check_cost(const char *ledger, cc_cost cost, bool by_source)
+{
+	LedgerRow	row;
+	Oid			role;
+	const char *name = paying_ledger(ledger, by_source, &row, &role);
+	uint64		spent;
+	uint64		units;
+	cc_accounting accounting;
+
+	/* a ledger the store lacks is refused by the charge itself (XX001) */
+	if (ledger_store_spent(row.id, &spent, &accounting) &&
+		!cc_ledger_cost(accounting, cost, &units))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
+				 errmsg("ledger \"%s\" accounts in pure epsilon and cannot pay for a zCDP release", name),
+				 errdetail("A release with Gaussian noise is rho-zCDP (here rho %s), which no epsilon bounds.",
+						   spec_format_epsilon(cost.units)),
+				 errhint("Charge it to a zCDP ledger, created with contcount.create_ledger(name, rho => ..., delta => ...).")));
+}
+
+void
+ledger_check_cost(const char *ledger, cc_cost cost)
+{
+	/* every ledger pays for a pure release */
+	if (cost.accounting != CC_PURE)
+		check_cost(ledger, cost, false);
 }
 
 void
@@ -1020,6 +1057,12 @@ ledger_charge_source(const char *ledger, const char *source_ledger, cc_cost cost
 	const char *team = ledger ? ledger : contcount_ledger;
 	int64		ledger_id;
 
+	/* neither pays if either cannot account for the release */
+	if (cost.accounting != CC_PURE)
+	{
+		check_cost(ledger, cost, false);
+		check_cost(source_ledger, cost, true);
+	}
 	/* the team's quota first: a team without one spends nothing of the data's */
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
 	if (team != NULL && strcmp(team, source_ledger) == 0)

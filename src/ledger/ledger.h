@@ -31,11 +31,22 @@
 extern void ledger_charge(const char *ledger, cc_cost cost, const char *function);
 
 /*
+ * Refuse a release of cost that the ledger named (or, when NULL,
+ * contcount.ledger's) cannot pay for in its accounting (ZB003: a zCDP
+ * release on a pure ledger), and raise ledger_charge's other errors but
+ * overspending: for releases that compute their values before they are
+ * charged, so that such a release computes nothing.  Nothing for a pure
+ * release, which every ledger takes.
+ */
+extern void ledger_check_cost(const char *ledger, cc_cost cost);
+
+/*
  * Charge a release from a protected source: first to the caller's ledger as
  * ledger_charge does (a team's quota), then to the source's ledger (the
  * budget of the data, which every team's releases from it add up in), which
  * the source's grant lets the caller spend.  The same ledger is charged once.
- * Each ledger pays in its own accounting.
+ * Each ledger pays in its own accounting; if either cannot account for the
+ * release (ZB003), neither is charged.
  */
 extern void ledger_charge_source(const char *ledger, const char *source_ledger,
 								 cc_cost cost, const char *function);

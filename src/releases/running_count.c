@@ -96,6 +96,8 @@ step_site(FunctionCallInfo fcinfo, int context)
 	spec_to_params(&args, &site->params);
 	if (spec_ledger(&args) != NULL)
 		site->ledger = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, spec_ledger(&args));
+	/* before the first step draws noise: a pure ledger refuses Gaussian releases */
+	ledger_check_cost(site->ledger, cc_params_cost(&site->params));
 	return site;
 }
 

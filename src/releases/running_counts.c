@@ -1,13 +1,14 @@
 /*
  * running_counts.c
- *		running_counts(items bigint[], epsilon, ...): the release of every
- *		step of a whole series.
+ *		running_counts(items bigint[], epsilon, ..., rho): the release of
+ *		every step of a whole series.
  *
  * The series is released as one result set, built before any row is
  * returned, so a bad item anywhere means an error and no output at all.
  * Each call is one release of its series and draws its own noise; it pays
  * once the result is built, so that bad input costs nothing, and before the
- * result is returned.
+ * result is returned.  A Gaussian release is first checked to be one its
+ * ledger can pay for: a pure ledger refuses it before any noise is drawn.
  *
  * IDENTIFICATION
  *	  src/releases/running_counts.c
@@ -25,7 +26,7 @@
 
 /*
  * Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta,
- * ledger, objective.
+ * ledger, objective, rho (from 0.5).
  */
 static const int spec_argno[SPEC_NFIELDS] = {
 	[SPEC_NAME] = 2,
@@ -35,6 +36,7 @@ static const int spec_argno[SPEC_NFIELDS] = {
 	[SPEC_SENSITIVITY] = 5,
 	[SPEC_BETA] = 6,
 	[SPEC_LEDGER] = 7,
+	[SPEC_RHO] = 9,
 };
 
 PG_FUNCTION_INFO_V1(running_counts);
@@ -70,6 +72,7 @@ running_counts(PG_FUNCTION_ARGS)
 		};
 	spec_to_params(&args, &params);
 	spec_notice_choice(&args, &params);
+	ledger_check_cost(spec_ledger(&args), cc_params_cost(&params));
 
 	InitMaterializedSRF(fcinfo, 0);
 	state = palloc(cc_state_size(&params));

@@ -63,6 +63,23 @@ spec_epsilon_units(NullableDatum epsilon)
 	return units;
 }
 
+/* Rho as the core holds it, or an error. */
+static uint64
+spec_rho_units(NullableDatum rho)
+{
+	uint64_t	units;
+	cc_status	status;
+
+	if (rho.isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("rho must not be null")));
+	status = cc_rho_units(DatumGetFloat8(rho.value), &units);
+	if (status != CC_OK)
+		report_status(status, NULL, 0);
+	return units;
+}
+
 char *
 spec_ledger(const SpecArgs *args)
 {
@@ -71,10 +88,7 @@ spec_ledger(const SpecArgs *args)
 	return TextDatumGetCString(args->field[SPEC_LEDGER].value);
 }
 
-/*
- * The core's mechanism names, "a, b, c", palloc'd: the hint never goes stale.
- * Only those charged in epsilon, the one budget these functions take.
- */
+/* The core's mechanism names, "a, b, c", palloc'd: the hint never goes stale. */
 static char *
 mechanism_names(void)
 {
@@ -82,8 +96,7 @@ mechanism_names(void)
 
 	initStringInfo(&names);
 	for (int kind = 0; kind < CC_NUM_KINDS; kind++)
-		if (cc_kind_privacy((cc_kind) kind) == CC_PURE)
-			appendStringInfo(&names, "%s, ", cc_kind_name((cc_kind) kind));
+		appendStringInfo(&names, "%s, ", cc_kind_name((cc_kind) kind));
 	appendStringInfoString(&names, CC_AUTO_NAME);
 	return names.data;
 }
@@ -137,10 +150,56 @@ choose_mechanism(const SpecArgs *args, cc_params *params)
 					 errmsg("block applies only to mechanism \"two_level\", not \"auto\""),
 					 errhint("Mechanism \"auto\" weighs two_level with its default block; name two_level to choose one.")));
 			break;
+		case CC_SCALE_TOO_LARGE:
+			/* under zCDP: no mechanism's sigma^2 fits the sampler */
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mechanism \"auto\" finds no mechanism whose noise the sampler draws exactly"),
+					 errhint("Raise rho, or lower the horizon or the sensitivity.")));
+			break;
 		default:
 			/* a parameter that every mechanism refuses: the message names none */
 			report_status(status, NULL, 0);
 	}
+}
+
+/*
+ * The privacy notion of the release, from the mechanism's and from which of
+ * epsilon and rho was given: a pure mechanism takes epsilon alone, a zCDP
+ * one rho alone, "auto" either (and picks among that notion's mechanisms).
+ * So the budget a release is charged in is the one its noise was calibrated
+ * for, whatever a composite written by hand holds.
+ */
+static cc_accounting
+privacy_of(const SpecArgs *args, const char *name, const cc_params *params)
+{
+	bool		has_epsilon = !args->field[SPEC_EPSILON].isnull;
+	bool		has_rho = !args->field[SPEC_RHO].isnull;
+	cc_accounting privacy;
+
+	if (is_auto(args))
+	{
+		if (has_epsilon && has_rho)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mechanism \"auto\" takes epsilon or rho, not both"),
+					 errhint("Give epsilon to pick among the mechanisms with Laplace noise (pure DP), "
+							 "rho among those with Gaussian noise (zCDP).")));
+		return has_rho ? CC_ZCDP : CC_PURE;
+	}
+	privacy = cc_kind_privacy(params->kind);
+	if (privacy == CC_ZCDP && has_epsilon)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mechanism \"%s\" adds Gaussian noise and is charged in rho (zCDP), not epsilon",
+						name),
+				 errhint("Give rho, and no epsilon.")));
+	if (privacy == CC_PURE && has_rho)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mechanism \"%s\" adds Laplace noise and is charged in epsilon, not rho", name),
+				 errhint("Give epsilon, and no rho; or name a mechanism with Gaussian noise: gaussian_honaker, blt or auto.")));
+	return privacy;
 }
 
 void
@@ -160,7 +219,11 @@ spec_to_params(const SpecArgs *args, cc_params *params)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown mechanism \"%s\"", name),
 				 errhint("Use one of %s.", mechanism_names())));
-	params->epsilon_units = spec_epsilon_units(args->field[SPEC_EPSILON]);
+	params->privacy = privacy_of(args, name, params);
+	if (params->privacy == CC_ZCDP)
+		params->rho_units = spec_rho_units(args->field[SPEC_RHO]);
+	else
+		params->epsilon_units = spec_epsilon_units(args->field[SPEC_EPSILON]);
 	params->has_horizon = !args->field[SPEC_HORIZON].isnull;
 	if (params->has_horizon)
 		params->horizon = DatumGetInt64(args->field[SPEC_HORIZON].value);
@@ -197,9 +260,10 @@ spec_notice_choice(const SpecArgs *args, const cc_params *params)
 	cc_variance_over_horizon(params, &mean, &worst);
 	ereport(NOTICE,
 			(errmsg("mechanism \"auto\" picked \"%s\"", cc_kind_name(params->kind)),
-			 errdetail("Its %s variance over the " INT64_FORMAT " steps, %.6g, is the least of all mechanisms.",
+			 errdetail("Its %s variance over the " INT64_FORMAT " steps, %.6g, is the least of all %smechanisms.",
 					   cc_objective_name(objective), params->horizon,
-					   objective == CC_OBJECTIVE_MEAN ? mean : worst)));
+					   objective == CC_OBJECTIVE_MEAN ? mean : worst,
+					   params->privacy == CC_ZCDP ? "zCDP " : "")));
 }
 
 void
@@ -218,6 +282,8 @@ spec_with_defaults(SpecArgs *args, const char *name, NullableDatum epsilon,
 	args->field[SPEC_BETA].isnull = false;
 	args->field[SPEC_LEDGER].value = (Datum) 0;
 	args->field[SPEC_LEDGER].isnull = true;
+	args->field[SPEC_RHO].value = (Datum) 0;
+	args->field[SPEC_RHO].isnull = true;
 	args->objective.value = (Datum) 0;
 	args->objective.isnull = true;
 }
@@ -226,9 +292,20 @@ void
 spec_from_composite(Datum composite, SpecArgs *args)
 {
 	HeapTupleHeader tuple = DatumGetHeapTupleHeader(composite);
+	int			natts = HeapTupleHeaderGetNatts(tuple);
 
+	/*
+	 * A value has fewer fields than the type when it was made before the
+	 * type gained some (they are null then), and the type itself has no rho
+	 * in a database not yet updated to 0.5: read only the fields it holds.
+	 */
 	for (int f = 0; f < SPEC_NFIELDS; f++)
-		args->field[f].value = GetAttributeByNum(tuple, f + 1, &args->field[f].isnull);
+	{
+		args->field[f].value = (Datum) 0;
+		args->field[f].isnull = true;
+		if (f < natts)
+			args->field[f].value = GetAttributeByNum(tuple, f + 1, &args->field[f].isnull);
+	}
 	args->objective.value = (Datum) 0;
 	args->objective.isnull = true;
 }
@@ -238,7 +315,12 @@ spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
 			   SpecArgs *args)
 {
 	for (int f = 0; f < SPEC_NFIELDS; f++)
-		args->field[f] = fcinfo->args[argno[f]];
+	{
+		args->field[f].value = (Datum) 0;
+		args->field[f].isnull = true;
+		if (argno[f] < PG_NARGS())
+			args->field[f] = fcinfo->args[argno[f]];
+	}
 	args->objective.value = (Datum) 0;
 	args->objective.isnull = true;
 }
@@ -252,16 +334,18 @@ spec_objective_from_call(FunctionCallInfo fcinfo, int argno, SpecArgs *args)
 
 /*
  * contcount.mechanism(name, epsilon, horizon, block, sensitivity, beta,
- * ledger, objective): the checked parameters, with epsilon as it will be
- * charged and the block size filled in.  For "auto", the name is the
- * mechanism it picked: that is how a caller learns it, and the value then
- * releases with that mechanism wherever it is used.
+ * ledger, objective, rho): the checked parameters, with epsilon or rho as it
+ * will be charged (the other null) and the block size filled in.  For
+ * "auto", the name is the mechanism it picked: that is how a caller learns
+ * it, and the value then releases with that mechanism wherever it is used.
+ * A database not yet updated to 0.5 has neither the argument rho nor the
+ * field.
  */
 PG_FUNCTION_INFO_V1(contcount_mechanism);
 Datum
 contcount_mechanism(PG_FUNCTION_ARGS)
 {
-	static const int argno[SPEC_NFIELDS] = {0, 1, 2, 3, 4, 5, 6};
+	static const int argno[SPEC_NFIELDS] = {0, 1, 2, 3, 4, 5, 6, 8};
 	SpecArgs	args;
 	cc_params	params;
 	TupleDesc	tupdesc;
@@ -272,11 +356,13 @@ contcount_mechanism(PG_FUNCTION_ARGS)
 	spec_objective_from_call(fcinfo, 7, &args);
 	spec_to_params(&args, &params);
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
+		tupdesc->natts > SPEC_NFIELDS || tupdesc->natts < SPEC_RHO)
+		elog(ERROR, "return type must be contcount.mechanism");
 	values[SPEC_NAME] = CStringGetTextDatum(cc_kind_name(params.kind));
 	values[SPEC_EPSILON] = Float8GetDatum((double) params.epsilon_units /
 										  (double) CC_EPSILON_UNITS_PER_ONE);
+	nulls[SPEC_EPSILON] = params.privacy != CC_PURE;
 	values[SPEC_HORIZON] = Int64GetDatum(params.horizon);
 	nulls[SPEC_HORIZON] = !params.has_horizon;
 	values[SPEC_BLOCK] = Int64GetDatum(params.block);
@@ -285,6 +371,8 @@ contcount_mechanism(PG_FUNCTION_ARGS)
 	values[SPEC_BETA] = Float8GetDatum(params.beta);
 	values[SPEC_LEDGER] = args.field[SPEC_LEDGER].value;
 	nulls[SPEC_LEDGER] = args.field[SPEC_LEDGER].isnull;
+	values[SPEC_RHO] = Float8GetDatum((double) params.rho_units / (double) CC_RHO_UNITS_PER_ONE);
+	nulls[SPEC_RHO] = params.privacy != CC_ZCDP;
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 }

@@ -19,6 +19,9 @@ typedef enum SpecField
 	SPEC_SENSITIVITY,
 	SPEC_BETA,
 	SPEC_LEDGER,				/* not a mechanism parameter: who pays */
+	SPEC_RHO,					/* for a zCDP mechanism, in place of epsilon;
+								 * added in 0.5, so absent from the values of
+								 * databases not yet updated */
 	SPEC_NFIELDS
 } SpecField;
 
@@ -60,8 +63,10 @@ extern void spec_with_defaults(SpecArgs *args, const char *name,
 extern void spec_from_composite(Datum composite, SpecArgs *args);
 
 /*
- * Read arguments of a call; argno[f] is the argument of field f.  The
- * objective is left NULL, for the caller that takes one to set.
+ * Read arguments of a call; argno[f] is the argument of field f, NULL when
+ * the call has no such argument (a function of an earlier version's SQL,
+ * which the library still serves).  The objective is left NULL, for the
+ * caller that takes one to set.
  */
 extern void spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
 						   SpecArgs *args);

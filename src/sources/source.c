@@ -801,10 +801,13 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 
 /*
  * source_running_counts(source, epsilon, step, start, steps, mechanism,
- * dimension, ledger, filter): per declared key (or for all rows), the
+ * dimension, ledger, filter, rho): per declared key (or for all rows), the
  * running count of the bounded rows that pass the filter at every step of
  * width step from start, each step's count fed to mechanism (horizon
- * steps), the noise scaled to max_rows.
+ * steps), the noise scaled to max_rows.  A zCDP mechanism takes rho (from
+ * 0.5) in place of epsilon: one unit changes the steps' counts by at most
+ * max_rows in L1, hence in L2 too, the sensitivity its noise is calibrated
+ * to.
  */
 PG_FUNCTION_INFO_V1(contcount_source_running_counts);
 Datum
@@ -846,6 +849,8 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	prepare_release(&release, name, dimension, filter_arg(fcinfo, 8), true);
 	spec_with_defaults(&args, mechanism, epsilon, horizon);
 	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
+	if (PG_NARGS() > 9)
+		args.field[SPEC_RHO] = fcinfo->args[9];
 	spec_to_params(&args, &params);
 	if (steps > MAX_CELLS / release.nkeys)
 		ereport(ERROR,

@@ -29,6 +29,9 @@ $node->safe_psql('postgres', q{
     SELECT contcount.create_counter('events', 1, horizon => 100000, step => '1 day');
     SELECT contcount.create_counter('open', 1, mechanism => 'hybrid', step => '1 second');
     SELECT contcount.create_counter('statements', 1, horizon => 100000, step => '1 day');
+    SELECT contcount.create_ledger('gauss', rho => 100, delta => 0.000001);
+    SELECT contcount.create_counter('gaussian', mechanism => 'blt', rho => 1, horizon => 100000,
+        step => '1 day', ledger => 'gauss');
     CREATE TABLE events (id bigserial, v int);
     CREATE TRIGGER count_events AFTER INSERT ON events
         FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('events');
@@ -37,6 +40,8 @@ $node->safe_psql('postgres', q{
         FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('open');
     CREATE TRIGGER count_statements AFTER INSERT ON events
         FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('statements');
+    CREATE TRIGGER count_gaussian AFTER INSERT ON events
+        FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('gaussian');
 });
 
 # the inserts: single rows and batches, a quarter of them rolled back
@@ -75,7 +80,7 @@ sub all_counted
 {
 	return $node->safe_psql('postgres', q{
         SELECT bool_and((SELECT count(*) FROM events) = i.exact_released + i.pending)
-        FROM unnest(ARRAY['events', 'open', 'statements']) c,
+        FROM unnest(ARRAY['events', 'open', 'statements', 'gaussian']) c,
              contcount.counter_internals(c) i});
 }
 
@@ -103,11 +108,14 @@ for my $round (1 .. 3)
 	for (1 .. 5)
 	{
 		usleep(400_000);
-		$node->safe_psql('postgres', "SELECT contcount.tick('events'), contcount.tick('statements')");
+		$node->safe_psql('postgres',
+			"SELECT contcount.tick('events'), contcount.tick('statements'), contcount.tick('gaussian')");
 	}
 	my $events_before = history('events');
 	my $open_before = history('open');
 	my $state_before = state('events');
+	my $gaussian_before = history('gaussian');
+	my $gaussian_state = state('gaussian');
 	ok($events_before ne '', "round $round: released under load");
 	cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM events'), '>', 0,
 		"round $round: with inserts going on");
@@ -120,8 +128,11 @@ for my $round (1 .. 3)
 	is(history('events'), $events_before, "round $round: every release of 'events' unchanged after kill -9");
 	like(history('open'), qr/^\Q$open_before\E/, "round $round: the clock-driven releases too");
 	is(state('events'), $state_before, "round $round: the state, noise and all, as committed");
+	is(history('gaussian'), $gaussian_before, "round $round: every release of the blt counter unchanged");
+	is(state('gaussian'), $gaussian_state, "round $round: its state (buffers and noise) as committed");
 	is(all_counted(), 't', "round $round: every committed insert counted exactly once");
-	$node->safe_psql('postgres', "SELECT contcount.tick('events'), contcount.tick('statements')");
+	$node->safe_psql('postgres',
+		"SELECT contcount.tick('events'), contcount.tick('statements'), contcount.tick('gaussian')");
 	is(all_counted(), 't', "round $round: and still after the next step");
 }
 
@@ -143,15 +154,25 @@ for my $round (1 .. 3)
 # a clean restart
 my $before = history('events');
 my $state = state('events');
+my $gaussian_before = history('gaussian');
+my $gaussian_state = state('gaussian');
 $node->restart;
 wait_for_worker();
 is(history('events'), $before, 'a clean restart keeps every release');
 is(state('events'), $state, 'and the state');
+is(history('gaussian'), $gaussian_before, 'and the blt counter\'s releases');
+is(state('gaussian'), $gaussian_state, 'and its state');
 is(all_counted(), 't', 'and every count');
+# the blt counter goes on from its state: the next step releases, charging nothing
+$node->safe_psql('postgres', 'INSERT INTO events (v) VALUES (1)');
+my $gaussian_steps = $node->safe_psql('postgres', "SELECT contcount.tick('gaussian')");
+like(history('gaussian'), qr/^\Q$gaussian_before\E,$gaussian_steps:-?\d+$/,
+	'the blt counter steps on after the restart, every earlier release as it was');
+is($node->safe_psql('postgres', "SELECT spent FROM contcount.ledgers WHERE name = 'gauss'"), '1',
+	'its zCDP ledger paid its rho once, at its creation');
 
-# the setting caps the number of counters
-$node->safe_psql('postgres', "SELECT contcount.create_counter('third', 1, horizon => 10)");
-my ($ret, $out, $err) = $node->psql('postgres', "SELECT contcount.create_counter('fourth', 1, horizon => 10)");
+# the setting caps the number of counters (four exist)
+my ($ret, $out, $err) = $node->psql('postgres', "SELECT contcount.create_counter('fifth', 1, horizon => 10)");
 like($err, qr/already holds contcount.max_counters = 4 counters/, 'a full server refuses a counter, saying why');
 
 # counters live in contcount.database only: a trigger elsewhere does not

@@ -139,6 +139,8 @@ unless ($built)
 # What a DBA cares about, as each role sees it.
 # ---------------------------------------------------------------------
 my @counters = ('signups', 'paid');
+# the view's columns of 0.1 (0.5 adds accounting and rho)
+my $counter_columns = 'name, mechanism, epsilon, horizon, step, ledger, started_at, steps, finished, owner';
 my %views = (
 	'ledgers (budget, spent, remaining), as a superuser' =>
 	  'SELECT name, budget, spent, remaining, created_at FROM contcount.ledgers ORDER BY name',
@@ -151,9 +153,9 @@ my %views = (
 	'charges, as the admin role' =>
 	  'SET ROLE lead; SELECT at, role, ledger, epsilon, function, statement FROM contcount.charges '
 	  . 'ORDER BY at, ledger, function',
-	'counters, as a superuser' => 'SELECT * FROM contcount.counters ORDER BY name',
+	'counters, as a superuser' => "SELECT $counter_columns FROM contcount.counters ORDER BY name",
 	'counters, as the counter grantee' =>
-	  'SET ROLE analyst; SELECT * FROM contcount.counters ORDER BY name',
+	  "SET ROLE analyst; SELECT $counter_columns FROM contcount.counters ORDER BY name",
 	'history of signups, as the counter grantee' =>
 	  "SET ROLE analyst; SELECT * FROM contcount.history('signups') ORDER BY t",
 	'current of signups, as the owner' => "SET ROLE lead; SELECT * FROM contcount.current('signups')",
@@ -230,6 +232,10 @@ is($node->safe_psql('postgres', q{
         SELECT string_agg(DISTINCT concat_ws(' ', accounting, releases, release_epsilon = epsilon), ', ')
         FROM contcount.charges}),
 	'pure 1 t', 'after the update: every charge one pure release of its epsilon');
+is($node->safe_psql('postgres', q{
+        SELECT string_agg(concat_ws(' ', name, accounting, rho IS NULL, epsilon), ', ' ORDER BY name)
+        FROM contcount.counters}),
+	'paid pure t 0.5, signups pure t 1', 'after the update: every counter pure, charged its epsilon');
 
 $node->restart;
 ok(wait_for_worker(), 'the step worker runs after the restart');
