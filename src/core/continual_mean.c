@@ -315,8 +315,6 @@ cc_mean_status
 cc_mean_plan_make(const cc_mean_params *params, cc_mean_plan *plan)
 {
 	const cc_mean_params *p = params;
-	double		beta_noise;
-	double		beta_stat;
 
 	if (p->epsilon_units < MIN_EPSILON_UNITS || p->epsilon_units > MAX_EPSILON_UNITS)
 		return CC_MEAN_BAD_EPSILON;
@@ -363,14 +361,6 @@ cc_mean_plan_make(const cc_mean_params *params, cc_mean_plan *plan)
 		plan_truncation(plan);
 	}
 
-	/* beta over events A, B (truncation only), C and D */
-	plan->medians = 0;
-	for (int l = 0; l < plan->levels; l++)
-		if (plan->level[l].truncated)
-			plan->medians++;
-	beta_noise = beta_stat = plan->medians > 0 ? p->beta / 4.0 : p->beta / 2.0;
-	plan->noise_log_term = log(2.0 * (double) p->horizon * (double) plan->levels / beta_noise);
-	plan->stat_log_term = log(2.0 * (double) p->horizon / beta_stat);
 	return cc_mean_plan_calibrate(plan);
 }
 
@@ -380,6 +370,7 @@ cc_mean_plan_calibrate(cc_mean_plan *plan)
 	const cc_mean_params *p = &plan->params;
 	bool		naive = p->kind == CC_MEAN_NAIVE;
 	int64_t		medians = 0;
+	double		beta_share;
 
 	if (plan->levels < 1 || plan->levels > CC_MEAN_MAX_LEVELS || (naive && plan->levels != 1))
 		return CC_MEAN_BAD_PLAN;
@@ -418,6 +409,10 @@ cc_mean_plan_calibrate(cc_mean_plan *plan)
 	plan->medians = medians;
 	plan->median_share = (uint64_t) (2 * medians);
 	plan->tree_share = naive ? 1 : (uint64_t) (medians > 0 ? 2 * plan->levels : plan->levels);
+	/* beta over events A, B (with truncation), C and D */
+	beta_share = p->beta / (medians > 0 ? 4.0 : 2.0);
+	plan->noise_log_term = log(2.0 * (double) p->horizon * (double) plan->levels / beta_share);
+	plan->stat_log_term = log(2.0 * (double) p->horizon / beta_share);
 
 	for (int l = 0; l < plan->levels; l++)
 	{
