@@ -320,7 +320,7 @@ cc_mean_plan_make(const cc_mean_params *params, cc_mean_plan *plan)
 		return CC_MEAN_BAD_EPSILON;
 	if (p->resolution < 1 || p->resolution > CC_MEAN_MAX_RESOLUTION)
 		return CC_MEAN_BAD_RESOLUTION;
-	if (p->horizon < 1 || p->horizon > CC_MAX_HORIZON / p->resolution)
+	if (p->horizon < 1 || p->horizon > CC_MEAN_MAX_SUM / p->resolution)
 		return CC_MEAN_BAD_HORIZON;
 	if (p->users < 1 || p->users > p->horizon)
 		return CC_MEAN_BAD_USERS;
@@ -693,7 +693,7 @@ cc_mean_push(cc_mean *state, void *users, int64_t user, int64_t q, cc_rng *rng)
 	if (plan->params.kind == CC_MEAN_NAIVE)
 		return level_push(state, 0, q, rng);
 
-	/* at most cap * Q <= T Q <= 2^62 */
+	/* at most cap * Q <= T Q <= CC_MEAN_MAX_SUM */
 	rec->withheld += q;
 	if ((count & (count - 1)) != 0)
 		return CC_MEAN_OK;

@@ -41,7 +41,7 @@ typedef enum cc_mean_status
 {
 	CC_MEAN_OK = 0,
 	CC_MEAN_BAD_EPSILON,		/* outside [1e-6, 1000] */
-	CC_MEAN_BAD_HORIZON,		/* outside [1, 2^62 / resolution] */
+	CC_MEAN_BAD_HORIZON,		/* outside [1, CC_MEAN_MAX_SUM / resolution] */
 	CC_MEAN_BAD_USERS,			/* outside [1, horizon] */
 	CC_MEAN_BAD_PER_USER,		/* outside [1, min(horizon, 2^40)] */
 	CC_MEAN_BAD_RESOLUTION,		/* outside [1, CC_MEAN_MAX_RESOLUTION] */
@@ -58,6 +58,11 @@ typedef enum cc_mean_status
 } cc_mean_status;
 
 #define CC_MEAN_MAX_RESOLUTION (INT64_C(1) << 24)
+/*
+ * horizon * resolution at most: every sum, clamped elements included (at
+ * most twice their range), and the noise on it stay within int64
+ */
+#define CC_MEAN_MAX_SUM (INT64_C(1) << 60)
 /* per_user below 2^40: at most 41 levels */
 #define CC_MEAN_MAX_LEVELS 41
 /* a median's candidates: a coarser grid beyond (the truncation widens) */

@@ -209,7 +209,7 @@ test_mean_plans(void)
 	REFUSED(p.resolution = 0, CC_MEAN_BAD_RESOLUTION);
 	REFUSED(p.resolution = CC_MEAN_MAX_RESOLUTION + 1, CC_MEAN_BAD_RESOLUTION);
 	REFUSED(p.horizon = 0, CC_MEAN_BAD_HORIZON);
-	REFUSED(p.horizon = (INT64_C(1) << 62) / 8 + 1, CC_MEAN_BAD_HORIZON);
+	REFUSED(p.horizon = CC_MEAN_MAX_SUM / 8 + 1, CC_MEAN_BAD_HORIZON);
 	REFUSED(p.users = 0, CC_MEAN_BAD_USERS);
 	REFUSED(p.users = 61, CC_MEAN_BAD_USERS);
 	REFUSED(p.per_user = 0, CC_MEAN_BAD_PER_USER);
