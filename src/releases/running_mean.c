@@ -98,8 +98,6 @@ typedef struct UnitEntry
 	char		status;
 } UnitEntry;
 
-struct MeanStream;
-
 #define SH_PREFIX units
 #define SH_ELEMENT_TYPE UnitEntry
 #define SH_KEY_TYPE Datum
