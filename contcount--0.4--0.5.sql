@@ -450,3 +450,84 @@ AS 'MODULE_PATHNAME', 'contcount_counter_rows'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 CREATE VIEW contcount.counters AS SELECT * FROM contcount.counter_rows();
 GRANT SELECT ON contcount.counters TO PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Continual mean (issue 14)
+-- ---------------------------------------------------------------------
+
+-- running_mean: the mean of samples in [lo, hi], each from a privacy unit,
+-- released at every row, user-level epsilon-DP (George, Ramesh, Singh and
+-- Tyagi's Algorithm 6, or their naive Algorithm 2).  Its parameters, built
+-- and checked by contcount.mean_mechanism().
+CREATE TYPE contcount.mean_mechanism AS (
+    algorithm text,         -- withhold (Algorithm 6) or naive (Algorithm 2)
+    lo float8,              -- the samples' range; samples outside are clamped
+    hi float8,
+    epsilon float8,         -- rounded to a multiple of 1e-9, as charged
+    horizon bigint,         -- most samples
+    per_unit bigint,        -- most samples a unit contributes; later ones are dropped
+    units bigint,           -- most distinct units
+    resolution bigint,      -- grid steps across [lo, hi]
+    beta float8,            -- the bound fails with at most this probability
+    ledger text             -- the ledger that pays; NULL: contcount.ledger
+);
+
+-- One row's release.
+CREATE TYPE contcount.mean_release AS (
+    t bigint,               -- samples so far, from 1
+    mean float8,            -- noisy mean of the samples it covers; NULL before any
+    covered bigint,         -- samples it covers; the others are withheld or dropped
+    stddev float8,          -- exact standard deviation of its noise
+    bound float8            -- |mean - mu| <= bound at all t at once w.p. 1 - beta,
+                            -- for independent samples of mean mu
+);
+
+CREATE FUNCTION contcount.mean_mechanism(
+    lo float8,
+    hi float8,
+    epsilon float8,
+    horizon bigint,
+    per_unit bigint,
+    units bigint DEFAULT NULL,
+    algorithm text DEFAULT 'withhold',
+    resolution bigint DEFAULT 65536,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL)
+RETURNS contcount.mean_mechanism
+AS 'MODULE_PATHNAME', 'contcount_mean_mechanism'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION contcount.running_mean_step(internal, float8, anyelement, contcount.mean_mechanism)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'running_mean_step'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.running_mean_step(internal, float8, anyelement, contcount.mean_mechanism) FROM PUBLIC;
+
+CREATE FUNCTION contcount.running_mean_step(internal, float8, anyelement, float8, float8, float8, bigint, bigint)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'running_mean_step'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.running_mean_step(internal, float8, anyelement, float8, float8, float8, bigint, bigint) FROM PUBLIC;
+
+CREATE FUNCTION contcount.running_mean_final(internal)
+RETURNS contcount.mean_release
+AS 'MODULE_PATHNAME', 'running_mean_final'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.running_mean_final(internal) FROM PUBLIC;
+
+CREATE AGGREGATE contcount.running_mean(x float8, unit anyelement, mechanism contcount.mean_mechanism) (
+    SFUNC = contcount.running_mean_step,
+    STYPE = internal,
+    FINALFUNC = contcount.running_mean_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = RESTRICTED
+);
+
+CREATE AGGREGATE contcount.running_mean(x float8, unit anyelement, lo float8, hi float8,
+                                        epsilon float8, horizon bigint, per_unit bigint) (
+    SFUNC = contcount.running_mean_step,
+    STYPE = internal,
+    FINALFUNC = contcount.running_mean_final,
+    FINALFUNC_MODIFY = READ_ONLY,
+    PARALLEL = RESTRICTED
+);

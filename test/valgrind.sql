@@ -25,6 +25,10 @@ SELECT count(r) FROM (SELECT contcount.running_count(i, 0.5, 1000) OVER (ORDER B
 SELECT count(n) FROM (SELECT contcount.noisy_count(0.01, 'vg') AS n FROM t GROUP BY i % 37) x;
 SELECT count(r) FROM (SELECT contcount.running_count(i, contcount.mechanism('binary', 0.01, 1000)) OVER (PARTITION BY i % 5 ORDER BY i ROWS UNBOUNDED PRECEDING) r FROM t) x;
 DO $$ BEGIN PERFORM contcount.noisy_count(i) FROM t; EXCEPTION WHEN invalid_parameter_value THEN NULL; END $$;
+-- running_mean: text units, levels clamped around medians, buffers emptied
+SELECT contcount.create_ledger('vg_mean', 2000);
+SELECT count(r) FROM (SELECT contcount.running_mean(i % 7 / 6.0, 'u' || (i - 1) / 2048, contcount.mean_mechanism(0, 1, 1000, 6144, 2048, units => 3, ledger => 'vg_mean')) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) r FROM generate_series(1, 6144) i) x;
+SELECT count(r) FROM (SELECT contcount.running_mean(i % 7 / 6.0, i % 5, contcount.mean_mechanism(0, 1, 1, 100, 8, algorithm => 'naive', ledger => 'vg_mean')) OVER (PARTITION BY i % 2 ORDER BY i ROWS UNBOUNDED PRECEDING) r FROM t) x;
 SELECT contcount.alter_ledger('vg', 200);
 SELECT count(*) FROM contcount.budget_changes;
 SELECT * FROM contcount.ledgers;

@@ -476,6 +476,21 @@ tail_bound(const tail *tl, double log_term, double rounding)
 	return bound > 0.0 ? bound : 0.0;
 }
 
+double
+cc_dlap_sum_bound(int64_t count, cc_scale scale, double log_term)
+{
+	tail		tl;
+
+	if (count == 0)
+		return 0.0;
+	memset(&tl, 0, sizeof(tl));
+	tl.nterms = 1;
+	tl.count[0] = (double) count;
+	tl.inv_b[0] = 1.0 / cc_scale_value(scale);
+	tl.lambda_max = tl.inv_b[0];
+	return tail_bound(&tl, log_term, 0.0);
+}
+
 /* What the bound of a step depends on; every member 8 bytes, no padding. */
 typedef struct bound_key
 {

@@ -130,6 +130,14 @@ extern uint64_t cc_multiplier_two(const cc_params *params);
  */
 extern double cc_dlap_log_mgf(double inv_b, double x);
 
+/*
+ * The bound of the error bars (mechanism.c) for the sum of count independent
+ * discrete Laplace draws of one scale: |sum| <= the result with probability
+ * at least 1 - delta, log_term = ln(2 / delta).  For other mechanisms built
+ * on trees (continual_mean.c).
+ */
+extern double cc_dlap_sum_bound(int64_t count, cc_scale scale, double log_term);
+
 /* The scale multiplier * sensitivity / epsilon; the parameters were checked. */
 extern cc_scale cc_state_scale(const cc_state *state, uint64_t multiplier);
 

@@ -181,3 +181,17 @@ call_site_check(FunctionCallInfo fcinfo, int first_parameter, const char *functi
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("%s support functions run only inside contcount's own aggregates", function)));
 }
+
+void
+call_site_require_growing_frame(FunctionCallInfo fcinfo, const char *function)
+{
+	WindowAggState *window = (WindowAggState *) fcinfo->context;
+
+	if (!(window->frameOptions & FRAMEOPTION_START_UNBOUNDED_PRECEDING) ||
+		(window->frameOptions & FRAMEOPTION_EXCLUSION))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s needs a window frame that starts at UNBOUNDED PRECEDING and excludes nothing",
+						function),
+				 errhint("Use OVER (ORDER BY ... ROWS UNBOUNDED PRECEDING): a moving frame would restart the stream and redraw its noise.")));
+}

@@ -24,4 +24,12 @@ extern void call_site_check(FunctionCallInfo fcinfo, int first_parameter, const 
  */
 extern void call_site_require_constant(Expr *expr, const char *function);
 
+/*
+ * Raise an error (0A000) unless the window aggregate called with fcinfo has
+ * a frame that only grows: starting at UNBOUNDED PRECEDING, excluding
+ * nothing.  A moving frame makes PostgreSQL restart the aggregate for every
+ * row, which would push the same items again and redraw their noise.
+ */
+extern void call_site_require_growing_frame(FunctionCallInfo fcinfo, const char *function);
+
 #endif							/* CONTCOUNT_CALL_SITE_H */

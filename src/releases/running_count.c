@@ -55,19 +55,6 @@ typedef struct FinalSite
 	ChargeSite	charge;
 } FinalSite;
 
-static void
-check_window_frame(FunctionCallInfo fcinfo)
-{
-	WindowAggState *window = (WindowAggState *) fcinfo->context;
-
-	if (!(window->frameOptions & FRAMEOPTION_START_UNBOUNDED_PRECEDING) ||
-		(window->frameOptions & FRAMEOPTION_EXCLUSION))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("running_count needs a window frame that starts at UNBOUNDED PRECEDING and excludes nothing"),
-				 errhint("Use OVER (ORDER BY ... ROWS UNBOUNDED PRECEDING): a moving frame would restart the stream and redraw its noise.")));
-}
-
 /* Check the call site and read its parameters, once per query. */
 static StepSite *
 step_site(FunctionCallInfo fcinfo, int context)
@@ -77,7 +64,7 @@ step_site(FunctionCallInfo fcinfo, int context)
 
 	call_site_check(fcinfo, FIRST_PARAMETER, "running_count");
 	if (context == AGG_CONTEXT_WINDOW)
-		check_window_frame(fcinfo);
+		call_site_require_growing_frame(fcinfo, "running_count");
 	if (PG_NARGS() == 3)
 	{
 		/* running_count(item, mechanism) */

@@ -195,6 +195,7 @@ main(void)
 	test_bounds();
 	test_accounting();
 	test_privacy_region();
+	test_continual_mean();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }
