@@ -40,6 +40,7 @@ pure(double epsilon)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_PURE;
+	c.count = 1;
 	c.epsilon_units = (uint64_t) llround(epsilon * 1e9);
 	return c;
 }
@@ -51,6 +52,7 @@ gauss(double rho)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_GAUSSIAN;
+	c.count = 1;
 	c.rho = rho;
 	return c;
 }
@@ -62,6 +64,7 @@ dgauss(uint64_t sigma2, uint64_t sensitivity)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_DGAUSS;
+	c.count = 1;
 	c.sigma2.num = sigma2;
 	c.sigma2.den = 1;
 	c.sensitivity = sensitivity;

@@ -419,7 +419,7 @@ apply_item(const StoreItem *item)
 			sum = hash_search(sums, &item->ledger, HASH_FIND, NULL);
 			if (sum == NULL ||
 				!charge_adds_up(sum->accounting,
-								(cc_cost) {(cc_accounting) item->accounting, item->release_units},
+								(cc_cost) {.accounting = (cc_accounting) item->accounting,.units = item->release_units},
 								item->releases, item->units))
 				break;
 			if (ITEM_KIND(item) == ITEM_CHARGE)

@@ -21,6 +21,7 @@ pure(double epsilon)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_PURE;
+	c.count = 1;
 	c.epsilon_units = (uint64_t) llround(epsilon * 1e9);
 	return c;
 }
@@ -32,6 +33,7 @@ gauss(double rho)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_GAUSSIAN;
+	c.count = 1;
 	c.rho = rho;
 	return c;
 }
@@ -43,6 +45,7 @@ dgauss(uint64_t num, uint64_t den, uint64_t sensitivity)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_DGAUSS;
+	c.count = 1;
 	c.sigma2.num = num;
 	c.sigma2.den = den;
 	c.sensitivity = sensitivity;
@@ -856,7 +859,7 @@ static void
 test_refusals(void)
 {
 	cc_charge	bad[] = {gauss(-1.0), gauss(NAN), gauss(1e9), dgauss(0, 1, 1),
-	dgauss(1, 0, 1), dgauss(1, 1, 0), dgauss(1, 1, 1000001), pure(1001.0)};
+	dgauss(1, 0, 1), dgauss(1, 1, 0), dgauss(1, 1, 1000001)};
 	cc_charge	big[1001];
 	cc_charge	mix[] = {pure(0.1), pure(0.3333333333), dgauss(5, 2, 1), dgauss(1000000, 1, 1),
 	gauss(0.1)};
@@ -868,6 +871,9 @@ test_refusals(void)
 	for (int i = 0; i < (int) (sizeof(bad) / sizeof(bad[0])); i++)
 		CHECK(cc_privacy_curve_build(&bad[i], 1, NULL, &c) == CC_REGION_BAD_CHARGE && c == NULL,
 			  "bad charge %d accepted", i);
+	big[0] = pure(1001.0);
+	CHECK(cc_privacy_curve_build(big, 1, NULL, &c) == CC_REGION_TOO_LARGE && c == NULL,
+		  "epsilon 1001 accepted");
 	for (int i = 0; i < 1001; i++)
 		big[i] = pure(1000.0);
 	CHECK(cc_privacy_curve_build(big, 1001, NULL, &c) == CC_REGION_TOO_LARGE && c == NULL,
