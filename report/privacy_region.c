@@ -4,7 +4,7 @@
  *		privacy regions (src/core/privacy_region.c), next to what zCDP and
  *		basic composition would give for the same charges.
  *
- *	cc -O2 -Isrc/core report/privacy_region.c src/core/privacy_region.c -lm \
+ *	cc -O2 -Isrc/core report/privacy_region.c src/core/privacy_region.c src/core/accounting.c -lm \
  *		-o /tmp/privacy_region
  *	/tmp/privacy_region [dir]
  *

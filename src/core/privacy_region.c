@@ -1497,16 +1497,16 @@ region_epsilon(const cc_privacy_curve *c, double delta)
 }
 
 /*
- * The least of f(x) over x in (0, 1) that SPLITS points spread on the
- * logistic scale and SPLIT_REFINE golden-section steps around the best
- * find: every x gives a valid bound, so any is kept.
+ * The least of f(x) over x in [0, 1] that `first` and SPLITS points spread
+ * on the logistic scale and SPLIT_REFINE golden-section steps around the
+ * best find: every x gives a valid bound, so any is kept.
  */
 static double
 least_split(double (*f) (const cc_privacy_curve *c, double arg, double x),
-			const cc_privacy_curve *c, double arg)
+			const cc_privacy_curve *c, double arg, double first)
 {
 	const double golden = 0.61803398874989484820;
-	double		best = INFINITY;
+	double		best = f(c, arg, first);
 	int			at = 0;
 	double		lo;
 	double		hi;
@@ -1562,9 +1562,12 @@ cc_privacy_curve_delta(const cc_privacy_curve *c, double epsilon)
 		epsilon = 0.0;
 	if (c->rho_z == 0.0)
 		delta = region_delta(c, epsilon);
+	else if (epsilon == 0.0)
+		delta = fmin(1.0, region_delta(c, 0.0) + cc_zcdp_delta(c->rho_z, 0.0));
 	else
-		delta = fmin(1.0, fmin(region_delta(c, 0.0) + cc_zcdp_delta(c->rho_z, epsilon),
-							   least_split(split_delta, c, epsilon)));
+		/* first where the region's delta reaches 0, if it does */
+		delta = fmin(1.0, least_split(split_delta, c, epsilon,
+									  fmin(1.0, c->max_loss / epsilon)));
 	return fmin(delta, cc_zcdp_delta(c->rho_all, epsilon));
 }
 
@@ -1580,7 +1583,8 @@ cc_privacy_curve_epsilon(const cc_privacy_curve *c, double delta)
 	else if (delta == 0.0)
 		epsilon = INFINITY;
 	else
-		epsilon = least_split(split_epsilon, c, delta);
+		/* first the region's epsilon at delta 0, finite for pure charges */
+		epsilon = least_split(split_epsilon, c, delta, 0.0);
 	if (delta > 0.0 && delta < 1.0)
 		epsilon = fmin(epsilon, cc_zcdp_epsilon(c->rho_all, delta));
 	return epsilon;
