@@ -70,4 +70,12 @@ extern void ledger_site_init(ChargeSite *site, const char *ledger, cc_cost cost,
  */
 extern void ledger_pay_release(ChargeSite *site, PlanState *node);
 
+/*
+ * The id of the live ledger of that name, if the caller sees it in
+ * contcount.ledgers (a superuser, a role it is granted to, or the role
+ * whose contcount.ledger names it); else an error: 42704 if there is no
+ * such ledger, 42501 if the caller may not see it.
+ */
+extern int64 ledger_require_visible(const char *name);
+
 #endif							/* CONTCOUNT_LEDGER_H */
