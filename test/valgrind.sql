@@ -40,6 +40,9 @@ SELECT contcount.alter_ledger('vg_z', rho => 20, delta => 0.001);
 SELECT * FROM contcount.ledgers;
 SELECT count(*) FROM contcount.charges WHERE release_epsilon IS NOT NULL;
 SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
+-- privacy curves: every epsilon kept for the statement, then another ledger
+SELECT max(contcount.ledger_delta('vg_z', e / 10.0)) FROM generate_series(0, 50) e;
+SELECT contcount.ledger_epsilon('vg', 0.000001), contcount.ledger_epsilon('vg_z', 0.000001);
 -- a protected source: declared, released from per key and per step
 CREATE TABLE visits (person int, region text, at timestamptz);
 INSERT INTO visits SELECT i % 37, (ARRAY['n', 's'])[1 + i % 2], '2026-01-01'::timestamptz + i * interval '1 hour' FROM generate_series(1, 300) i;

@@ -12,8 +12,9 @@
 
 /*
  * Every charge says what the release it pays for is: cc_pure_cost(epsilon
- * units) for an epsilon-DP (Laplace) release, cc_zcdp_cost(rho units) for a
- * rho-zCDP (Gaussian) one.  The ledger converts it to its own accounting (a
+ * units) for an epsilon-DP (Laplace) release, a zCDP cost of rho units for a
+ * rho-zCDP (Gaussian) one, with what its noise is (cc_params_cost() fills
+ * it in; cc_zcdp_cost() leaves it unknown).  The ledger converts it to its own accounting (a
  * pure release costs a zCDP ledger ceil(epsilon^2 / 2)) and the store keeps
  * both, the release's cost and what the ledger was charged, so that the
  * composition can be rebuilt release by release.  A pure ledger refuses a
