@@ -1578,6 +1578,8 @@ cc_privacy_curve_epsilon(const cc_privacy_curve *c, double delta)
 
 	if (!(delta >= 0.0))
 		delta = 0.0;
+	if (delta >= 1.0)
+		return 0.0;
 	if (c->rho_z == 0.0)
 		epsilon = region_epsilon(c, delta);
 	else if (delta == 0.0)
