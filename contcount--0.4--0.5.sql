@@ -531,3 +531,41 @@ CREATE AGGREGATE contcount.running_mean(x float8, unit anyelement, lo float8, hi
     FINALFUNC_MODIFY = READ_ONLY,
     PARALLEL = RESTRICTED
 );
+
+-- ---------------------------------------------------------------------
+-- Privacy curves (issue 13)
+-- ---------------------------------------------------------------------
+
+-- The (epsilon, delta) of everything a ledger was charged, from the
+-- composition of the releases the ledger store recorded (each one's
+-- epsilon, or its rho and what its noise is): delta at an epsilon, and
+-- epsilon at a delta, never below the truth and never above the zCDP
+-- conversion that contcount.ledgers shows.  Meant for everyone, as the
+-- views are: each call checks that its caller sees the ledger in
+-- contcount.ledgers (42501 otherwise) and costs one scan of the ledger
+-- store, kept for the rest of the statement while the ledger spends
+-- nothing more; hence the planner's high cost.
+CREATE FUNCTION contcount.ledger_delta(ledger text, epsilon double precision)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'contcount_ledger_delta'
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED COST 10000;
+
+CREATE FUNCTION contcount.ledger_epsilon(ledger text, delta double precision)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'contcount_ledger_epsilon'
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED COST 10000;
+
+-- contcount.ledgers gains tight_epsilon: for a zCDP ledger the least
+-- epsilon at its delta from the curve (at most spent_epsilon), for a pure
+-- one what it spent.
+DROP VIEW contcount.ledgers;
+DROP FUNCTION contcount.ledger_rows();
+CREATE FUNCTION contcount.ledger_rows(
+    OUT name text, OUT budget numeric, OUT spent numeric, OUT remaining numeric,
+    OUT created_at timestamptz, OUT accounting text, OUT delta numeric,
+    OUT spent_epsilon numeric, OUT budget_epsilon numeric, OUT tight_epsilon numeric)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_ledger_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
+GRANT SELECT ON contcount.ledgers TO PUBLIC;

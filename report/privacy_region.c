@@ -4,8 +4,7 @@
  *		privacy regions (src/core/privacy_region.c), next to what zCDP and
  *		basic composition would give for the same charges.
  *
- *	cc -O2 -Isrc/core report/privacy_region.c src/core/privacy_region.c -lm \
- *		-o /tmp/privacy_region
+ *	cc -O2 -Isrc/core report/privacy_region.c src/core/[a-z]*.c -lm -o /tmp/privacy_region
  *	/tmp/privacy_region [dir]
  *
  * Prints epsilon at delta = 1e-3, 1e-6, 1e-9 for each ledger: from the
@@ -14,8 +13,12 @@
  * Kamath and Steinke's conversion (2020, Prop. 12); and by basic
  * composition, the sum of the pure epsilons plus the Gaussian part's own
  * epsilon at delta.  Then delta at a few epsilons.  With dir, also writes
- * dir/privacy_curves.csv for report/privacy_region.gp.
+ * dir/privacy_curves.csv for report/privacy_region.gp.  The Gaussian
+ * mechanisms' ledgers hold what their releases record (cc_params_cost):
+ * gaussian_honaker of sensitivity 1 exactly (as the "tree" ledger), of
+ * sensitivity 3 and blt by their bounds.
  */
+#include "mechanism.h"
 #include "privacy_region.h"
 
 #include <math.h>
@@ -24,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_CHARGES 3000
+#define MAX_CHARGES 3001
 
 typedef struct ledger
 {
@@ -40,6 +43,7 @@ pure(double epsilon)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_PURE;
+	c.count = 1;
 	c.epsilon_units = (uint64_t) llround(epsilon * 1e9);
 	return c;
 }
@@ -51,6 +55,7 @@ gauss(double rho)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_GAUSSIAN;
+	c.count = 1;
 	c.rho = rho;
 	return c;
 }
@@ -62,9 +67,34 @@ dgauss(uint64_t sigma2, uint64_t sensitivity)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_DGAUSS;
+	c.count = 1;
 	c.sigma2.num = sigma2;
 	c.sigma2.den = 1;
 	c.sensitivity = sensitivity;
+	return c;
+}
+
+/* One release of kind at rho, T = 2^20, as its ledger records it. */
+static cc_charge
+recorded(cc_kind kind, double rho, int64_t sensitivity)
+{
+	cc_params	p;
+	cc_charge	c;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = kind;
+	p.privacy = CC_ZCDP;
+	cc_rho_units(rho, &p.rho_units);
+	p.has_horizon = true;
+	p.horizon = INT64_C(1) << 20;
+	p.sensitivity = sensitivity;
+	p.beta = 0.05;
+	if (cc_params_prepare(&p) != CC_OK)
+	{
+		fprintf(stderr, "%s: parameters refused\n", cc_kind_name(kind));
+		exit(1);
+	}
+	cc_charge_of_cost(cc_params_cost(&p), 1, &c);
 	return c;
 }
 
@@ -87,19 +117,22 @@ totals(const ledger *l, double *rho, double *pure_sum, cc_charge *gaussian_part,
 		const cc_charge *c = &l->charges[i];
 		double		eps = (double) c->epsilon_units * 1e-9;
 		double		D = (double) c->sensitivity;
+		double		count = (double) c->count;
 
 		switch (c->kind)
 		{
 			case CC_CHARGE_PURE:
-				*rho += eps * eps / 2;
-				*pure_sum += eps;
+				*rho += count * eps * eps / 2;
+				*pure_sum += count * eps;
 				break;
 			case CC_CHARGE_GAUSSIAN:
-				*rho += c->rho;
+			case CC_CHARGE_DGAUSS_BOUND:
+			case CC_CHARGE_ZCDP:
+				*rho += count * c->rho;
 				gaussian_part[(*ngaussian)++] = *c;
 				break;
 			case CC_CHARGE_DGAUSS:
-				*rho += D * D * (double) c->sigma2.den / (2.0 * (double) c->sigma2.num);
+				*rho += count * D * D * (double) c->sigma2.den / (2.0 * (double) c->sigma2.num);
 				gaussian_part[(*ngaussian)++] = *c;
 				break;
 		}
@@ -167,7 +200,7 @@ build(const cc_charge *charges, int n, double *ms)
 int
 main(int argc, char **argv)
 {
-	static ledger ledgers[7];
+	static ledger ledgers[10];
 	static cc_charge gaussian_part[MAX_CHARGES];
 	const double deltas[] = {1e-3, 1e-6, 1e-9};
 	const double epsilons[] = {0.5, 1, 2, 3, 5};
@@ -199,6 +232,15 @@ main(int argc, char **argv)
 	for (int i = 0; i < 2000; i++)
 		add(l, pure(0.01 * (1 + i % 5)), 1);
 	add(l, gauss(0.001), 1000);
+	l = &ledgers[nledgers++];
+	l->name = "gaussian_honaker 0.5";
+	add(l, recorded(CC_GAUSSIAN_HONAKER, 0.5, 1), 1);
+	l = &ledgers[nledgers++];
+	l->name = "g_honaker 0.5, sens 3";
+	add(l, recorded(CC_GAUSSIAN_HONAKER, 0.5, 3), 1);
+	l = &ledgers[nledgers++];
+	l->name = "blt 0.5";
+	add(l, recorded(CC_BLT, 0.5, 1), 1);
 
 	if (argc > 1)
 	{
@@ -263,7 +305,7 @@ main(int argc, char **argv)
 			printf("   %8.2e (%7.1e %7.1e)", cc_privacy_curve_delta(c, epsilons[e]),
 				   zcdp_delta(rho, epsilons[e]), cks_delta(rho, epsilons[e]));
 		printf("\n");
-		if (csv != NULL && (i == 0 || i == 2 || i == 3 || i == 4 || i == 5))
+		if (csv != NULL && (i == 0 || i == 2 || i == 3 || i == 4 || i == 5 || i == 8))
 		{
 			for (double e = 0.0; e <= 8.0; e += 0.02)
 				fprintf(csv, "%d,%g,%.6e,%.6e,%.6e\n", i, e, cc_privacy_curve_delta(c, e),

@@ -50,6 +50,9 @@ SELECT count(r) FROM (SELECT contcount.running_count(i, contcount.mechanism('gau
 SELECT contcount.create_counter('g', mechanism => 'auto', rho => 0.5, horizon => 1000, step => '1 day', ledger => 'vg_z');
 SELECT * FROM contcount.counters;
 DO $$ BEGIN PERFORM count(*) FROM contcount.running_counts(ARRAY[1], mechanism => 'blt', rho => 0.5); EXCEPTION WHEN SQLSTATE 'ZB003' THEN NULL; END $$;
+-- privacy curves: every epsilon kept for the statement, then another ledger
+SELECT max(contcount.ledger_delta('vg_z', e / 10.0)) FROM generate_series(0, 50) e;
+SELECT contcount.ledger_epsilon('vg', 0.000001), contcount.ledger_epsilon('vg_z', 0.000001);
 -- a protected source: declared, released from per key and per step
 CREATE TABLE visits (person int, region text, at timestamptz);
 INSERT INTO visits SELECT i % 37, (ARRAY['n', 's'])[1 + i % 2], '2026-01-01'::timestamptz + i * interval '1 hour' FROM generate_series(1, 300) i;

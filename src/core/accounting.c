@@ -20,6 +20,11 @@
  * value; a search that stopped short would only give a larger, still valid,
  * epsilon.  The value at the a found is then raised by 1e-12 of the sum of
  * its terms' magnitudes, far more than the few ulps each term may be off.
+ * The other way, ln delta at a given epsilon is
+ *
+ *		g(a) = a ((1 + a) rho - epsilon) + a ln(a / (1 + a)) - ln(1 + a),
+ *
+ * f solved for ln delta, searched and raised the same way.
  *
  * IDENTIFICATION
  *	  src/core/accounting.c
@@ -86,30 +91,40 @@ cks_bound(double rho, double log_inv_delta, double ln_a, double *margin)
 	return t1 + t2 + t3;
 }
 
-double
-cc_zcdp_epsilon(double rho, double delta)
+/* g at a = e^ln_a; with *margin, the bound on its evaluation error. */
+static double
+cks_log_delta(double rho, double epsilon, double ln_a, double *margin)
+{
+	double		a = exp(ln_a);
+	double		log1p_a = log1p(a);
+	double		t1 = a * ((1.0 + a) * rho - epsilon);
+
+	/* a ln(a / (1 + a)), without ln a - ln(1 + a) cancelling for large a */
+	double		t2 = a < 1.0 ? a * (ln_a - log1p_a) : -a * log1p(1.0 / a);
+
+	if (margin != NULL)
+		*margin = EVAL_MARGIN * (a * (1.0 + a) * rho + a * epsilon + fabs(t2) + log1p_a) +
+			4e-16;				/* and exp's own rounding */
+	return t1 + t2 - log1p_a;
+}
+
+/*
+ * The least value of bound(x) over x = ln a in [-SEARCH_LN_A, SEARCH_LN_A]
+ * that a golden-section search finds, raised by its evaluation margin: any
+ * a gives a valid bound, so a search that stops short only loses tightness.
+ */
+static double
+least_bound(double (*bound) (double, double, double, double *), double rho, double arg)
 {
 	const double golden = 0.61803398874989484820;
-	double		log_inv_delta;
 	double		lo = -SEARCH_LN_A;
 	double		hi = SEARCH_LN_A;
-	double		x1;
-	double		x2;
-	double		f1;
-	double		f2;
-	double		best;
+	double		x1 = hi - golden * (hi - lo);
+	double		x2 = lo + golden * (hi - lo);
+	double		f1 = bound(rho, arg, x1, NULL);
+	double		f2 = bound(rho, arg, x2, NULL);
 	double		margin;
 
-	if (!(rho > 0.0))
-		return 0.0;
-	if (!(delta > 0.0 && delta < 1.0) || isinf(rho))
-		return INFINITY;
-	log_inv_delta = -log(delta);
-
-	x1 = hi - golden * (hi - lo);
-	x2 = lo + golden * (hi - lo);
-	f1 = cks_bound(rho, log_inv_delta, x1, NULL);
-	f2 = cks_bound(rho, log_inv_delta, x2, NULL);
 	for (int i = 0; i < SEARCH_STEPS; i++)
 	{
 		if (f1 <= f2)
@@ -118,7 +133,7 @@ cc_zcdp_epsilon(double rho, double delta)
 			x2 = x1;
 			f2 = f1;
 			x1 = hi - golden * (hi - lo);
-			f1 = cks_bound(rho, log_inv_delta, x1, NULL);
+			f1 = bound(rho, arg, x1, NULL);
 		}
 		else
 		{
@@ -126,11 +141,35 @@ cc_zcdp_epsilon(double rho, double delta)
 			x1 = x2;
 			f1 = f2;
 			x2 = lo + golden * (hi - lo);
-			f2 = cks_bound(rho, log_inv_delta, x2, NULL);
+			f2 = bound(rho, arg, x2, NULL);
 		}
 	}
-	best = cks_bound(rho, log_inv_delta, f1 <= f2 ? x1 : x2, &margin) + margin;
+	return bound(rho, arg, f1 <= f2 ? x1 : x2, &margin) + margin;
+}
+
+double
+cc_zcdp_epsilon(double rho, double delta)
+{
+	double		best;
+
+	if (!(rho > 0.0))
+		return 0.0;
+	if (!(delta > 0.0 && delta < 1.0) || isinf(rho))
+		return INFINITY;
+	best = least_bound(cks_bound, rho, -log(delta));
 
 	/* delta(epsilon) falls as epsilon grows: a bound below 0 holds at 0 */
 	return best > 0.0 ? best : 0.0;
+}
+
+double
+cc_zcdp_delta(double rho, double epsilon)
+{
+	if (!(rho > 0.0))
+		return 0.0;
+	if (!(epsilon >= 0.0) || isinf(rho))
+		return 1.0;
+	if (isinf(epsilon))
+		return 0.0;
+	return fmin(1.0, exp(least_bound(cks_log_delta, rho, epsilon)));
 }

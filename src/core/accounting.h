@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "noise.h"				/* cc_scale */
+
 /*
  * Stored in the ledger store's items and in counters' states: never
  * renumber.  Zero is pure, as counter states saved before zCDP hold zero
@@ -27,25 +29,52 @@ typedef enum cc_accounting
 	CC_ZCDP = 1					/* rho-zCDP: Gaussian releases */
 } cc_accounting;
 
-/* What one release costs, as its mechanism's proof states it. */
+/*
+ * What a release with discrete Gaussian noise is, beyond its rho, so that
+ * its (epsilon, delta) curve can be bounded more tightly than by the zCDP
+ * conversion (privacy_region.c has the argument): every noisy coordinate
+ * gets independent discrete Gaussian noise of variance parameter sigma2, and
+ * between neighbouring inputs at most `coordinates` of them move, by
+ * integers.  Then either
+ *	- shift > 0: the release is dominated by `coordinates` coordinates each
+ *	  moved by exactly shift (the exact curve of the discrete Gaussian), or
+ *	- shift = 0: the moves add up, in absolute value and divided by
+ *	  sigma2, to at most l1_units * 1e-9, and their squares, divided by
+ *	  sigma2, to at most 2 rho (how sigma2 was calibrated).
+ * All zero: nothing is known beyond rho (an imported charge).
+ */
+typedef struct cc_gauss
+{
+	cc_scale	sigma2;
+	uint64_t	coordinates;
+	uint64_t	shift;
+	uint64_t	l1_units;
+} cc_gauss;
+
+/*
+ * What one release costs, as its mechanism's proof states it; for a zCDP
+ * release also what its noise is (zero if unknown, and for pure releases).
+ */
 typedef struct cc_cost
 {
 	cc_accounting accounting;
 	uint64_t	units;			/* epsilon (pure) or rho (zCDP), 1e-9 units */
+	cc_gauss	gauss;
 } cc_cost;
 
 static inline cc_cost
 cc_pure_cost(uint64_t epsilon_units)
 {
-	cc_cost		cost = {CC_PURE, epsilon_units};
+	cc_cost		cost = {CC_PURE, epsilon_units, {{0, 0}, 0, 0, 0}};
 
 	return cost;
 }
 
+/* A zCDP release known only by its rho. */
 static inline cc_cost
 cc_zcdp_cost(uint64_t rho_units)
 {
-	cc_cost		cost = {CC_ZCDP, rho_units};
+	cc_cost		cost = {CC_ZCDP, rho_units, {{0, 0}, 0, 0, 0}};
 
 	return cost;
 }
@@ -82,5 +111,16 @@ extern bool cc_ledger_cost(cc_accounting ledger, cc_cost release, uint64_t *unit
  * ledgers add up rho exactly.
  */
 extern double cc_zcdp_epsilon(double rho, double delta);
+
+/*
+ * The same conversion the other way: a delta such that every rho-zCDP
+ * mechanism is (epsilon, delta)-DP, for rho >= 0 and epsilon >= 0,
+ *
+ *		delta = inf over alpha > 1 of
+ *			exp((alpha - 1) (alpha rho - epsilon)) (1 - 1/alpha)^alpha / (alpha - 1),
+ *
+ * raised past its floating-point error; at most 1, and 0 for rho = 0.
+ */
+extern double cc_zcdp_delta(double rho, double epsilon);
 
 #endif							/* CC_ACCOUNTING_H */

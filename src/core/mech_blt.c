@@ -166,6 +166,45 @@ blt_sigma2(const cc_params *params, cc_scale *sigma2)
 	return status;
 }
 
+/*
+ * What moves between neighbours (privacy_region.c uses it): the integer
+ * vector u moves by K C v + e, |e_t| < E (the head of the file), so the
+ * absolute moves add up to at most K Delta ||c||_1 + E T, ||c||_1 = 1 +
+ * sum_j omega_j sum_{k<T-1} theta_j^k the largest column's L1 norm, and at
+ * most T coordinates move.  Across the streams of the groups of one
+ * release, when a unit's contribution to all of them together is at most
+ * Delta, at most Delta streams move, each by its share of Delta plus its
+ * own e: K Delta ||c||_1 + Delta E T and Delta T coordinates, recorded so.
+ * Their squares add up to at most l2^2, for which sigma^2 was calibrated:
+ * 2 rho sigma^2 at most.
+ */
+static void
+blt_pair(const cc_params *p, cc_gauss *gauss)
+{
+	blt_plan	plan;
+	cc_blt		blt;
+	double		l1;
+	double		column = 1.0;
+	double		delta = (double) p->sensitivity;
+	double		horizon = (double) p->horizon;
+
+	memset(gauss, 0, sizeof(*gauss));
+	if (blt_plan_of(p, &plan) != CC_OK)
+		return;
+	cc_blt_of_entry(&cc_blt_table[plan.entry], &blt);
+	for (int j = 0; j < blt.buffers; j++)
+		column += blt.omega[j] * cc_geometric_sum(blt.phi[j], horizon - 1.0);
+	l1 = (ldexp(delta * column, plan.shift) + delta * forms_of(plan.entry)->deviation * horizon) *
+		SAFETY / cc_scale_value(plan.sigma2) * SAFETY;
+	/* far beyond any useful bound: left unknown */
+	if (!(l1 * (double) CC_RHO_UNITS_PER_ONE < 0x1p62))
+		return;
+	gauss->sigma2 = plan.sigma2;
+	gauss->coordinates = (uint64_t) p->horizon * (uint64_t) p->sensitivity;
+	gauss->shift = 0;
+	gauss->l1_units = (uint64_t) ceil(l1 * (double) CC_RHO_UNITS_PER_ONE) + 1;
+}
+
 static size_t
 blt_size(const cc_params *params)
 {
@@ -319,6 +358,7 @@ const cc_mechanism_ops cc_blt_ops = {
 	.max_horizon = BLT_MAX_HORIZON,
 	.gaussian_sigma2 = blt_sigma2,
 	.gaussian_noise = blt_noise,
+	.gaussian_pair = blt_pair,
 	.part_size = blt_size,
 	.init = blt_init,
 	.push = blt_push,

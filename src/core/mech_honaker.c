@@ -259,6 +259,48 @@ gaussian_honaker_sigma2(const cc_params *params, cc_scale *sigma2)
 }
 
 /*
+ * What moves between neighbours (privacy_region.c uses it).  A unit adds
+ * integers whose absolute values sum to at most Delta to the stream, so at
+ * each of the L levels the nodes move by integers whose absolute values sum
+ * to at most Delta, a level's nodes being disjoint intervals; that
+ * holds too across the trees of the groups of one release when a unit's
+ * contribution to all of them together is at most Delta.  For Delta <= 2 a
+ * level's moves are (Delta), (1, 1), (1) or nothing, each dominated by one
+ * node moved by Delta (privacy_region.c, "Merging equal moves"): the tree
+ * is dominated by L coordinates moved by Delta.  Beyond, the moves' sum,
+ * L Delta at most, over sigma^2 (rounded up to a unit), and at most
+ * L Delta moving nodes.
+ */
+static void
+gaussian_honaker_pair(const cc_params *params, cc_gauss *gauss)
+{
+	uint64_t	levels = (uint64_t) cc_tree_levels(params->horizon);
+	uint64_t	moved = levels * (uint64_t) params->sensitivity;
+
+	if (gaussian_honaker_sigma2(params, &gauss->sigma2) != CC_OK)
+	{
+		memset(gauss, 0, sizeof(*gauss));
+		return;
+	}
+	if (params->sensitivity <= 2)
+	{
+		gauss->coordinates = levels;
+		gauss->shift = (uint64_t) params->sensitivity;
+		gauss->l1_units = 0;
+	}
+	else
+	{
+		/* moved <= 63e6, den <= 2^62: the product fits in 128 bits */
+		unsigned __int128 num = (unsigned __int128) moved * gauss->sigma2.den *
+			CC_RHO_UNITS_PER_ONE;
+
+		gauss->coordinates = moved;
+		gauss->shift = 0;
+		gauss->l1_units = (uint64_t) ((num + gauss->sigma2.num - 1) / gauss->sigma2.num);
+	}
+}
+
+/*
  * The weights of honaker_noise(), on draws each sub-Gaussian with proxy
  * sigma^2: the sum's proxy is sigma^2 times the share.
  */
@@ -278,6 +320,7 @@ const cc_mechanism_ops cc_gaussian_honaker_ops = {
 	.needs_horizon = true,
 	.gaussian_sigma2 = gaussian_honaker_sigma2,
 	.gaussian_noise = gaussian_honaker_noise,
+	.gaussian_pair = gaussian_honaker_pair,
 	.part_size = honaker_size,
 	.push = gaussian_honaker_push,
 };

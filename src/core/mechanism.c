@@ -77,8 +77,14 @@ cc_kind_max_horizon(cc_kind kind)
 cc_cost
 cc_params_cost(const cc_params *params)
 {
-	return params->privacy == CC_ZCDP ? cc_zcdp_cost(params->rho_units) :
-		cc_pure_cost(params->epsilon_units);
+	cc_cost		cost;
+
+	if (params->privacy != CC_ZCDP)
+		return cc_pure_cost(params->epsilon_units);
+	cost = cc_zcdp_cost(params->rho_units);
+	if (mechanisms[params->kind]->gaussian_pair)
+		mechanisms[params->kind]->gaussian_pair(params, &cost.gauss);
+	return cost;
 }
 
 cc_status

@@ -122,7 +122,8 @@ extern int64_t cc_kind_max_horizon(cc_kind kind);
 
 /*
  * What a release with these prepared parameters costs, in its kind's own
- * accounting: its epsilon, or its rho.  What every caller charges.
+ * accounting: its epsilon, or its rho with what its noise is (cc_gauss).
+ * What every caller charges.
  */
 extern cc_cost cc_params_cost(const cc_params *params);
 

@@ -74,6 +74,12 @@ typedef struct cc_mechanism_ops
 	cc_status	(*gaussian_sigma2) (const cc_params *params, cc_scale *sigma2);
 	/* CC_ZCDP: the release's noise, with its proxy (no terms) */
 	void		(*gaussian_noise) (const cc_state *state, cc_noise *noise);
+
+	/*
+	 * CC_ZCDP: what the release's noise is and how far neighbours move it
+	 * (cc_gauss), for checked parameters; left zero if unknown
+	 */
+	void		(*gaussian_pair) (const cc_params *params, cc_gauss *gauss);
 	/* the main scale, cc_state.scale, is this multiple of sensitivity/epsilon */
 	uint64_t	(*main_multiplier) (const cc_params *params);
 	/* optional: the largest multiple used, if above the main one; 0 if none fits */

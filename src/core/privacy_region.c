@@ -74,6 +74,58 @@
  * 2 Phi(mu/2) - 1, 0.0399 against 0.0398 at sigma^2 = 100, and the gap
  * grows as sigma shrinks.
  *
+ * Equal discrete Gaussians summed.  n coordinates of one sigma^2, each
+ * moved by D: the likelihood ratio is a function of S = x_1 + ... + x_n
+ * alone, so the pair is (S, S + n D).  S is nearly a discrete Gaussian of
+ * n sigma^2: adding x_k to S_(k-1) sums exp(-(m - x)^2 / (2 (k-1) sigma^2)
+ * - x^2 / (2 sigma^2)) over x, which is exp(-m^2 / (2 k sigma^2)) times
+ * sum_x exp(-(x - m/k)^2 / (2 s_k^2)), s_k^2 = sigma^2 (k-1)/k, and by
+ * Poisson summation that sum is sqrt(2 pi) s_k (1 +- kappa_k) whatever m,
+ * kappa_k = 2 e^(-b) / (1 - e^(-3 b)), b = 2 pi^2 s_k^2 (the terms e^(-b j^2)
+ * for j >= 1, j^2 >= 1 + 3 (j - 1)).  By induction the pmf of S lies within
+ * a factor e^(+-tau) of N_Z(0, n sigma^2)'s, tau = sum_{k=2..n}
+ * ln((1 + kappa_k) / (1 - kappa_k)) (Canonne, Kamath and Steinke 2020 bound
+ * multivariate discrete Gaussians so too).  Then sum_m (q(m) - alpha q(m -
+ * nD))_+ <= e^tau sum_m (g(m) - alpha e^(-2 tau) g(m - nD))_+ for every
+ * alpha >= 0: the group is one discrete Gaussian of n sigma^2 moved by n D,
+ * its losses raised by 2 tau and its masses multiplied by e^tau (a factor
+ * that carries through the composition to delta).  One pmf, however many
+ * charges; used when 2 tau is below 1e-9 (sigma^2 above about 1.2), or
+ * when it beats the bound above.  The kappa_k fall with k: the terms past
+ * the 64th are each bounded by the 65th.
+ *
+ * Merging equal moves.  By the same sufficiency, coordinates moved by (a,
+ * a) are the pair (x + y, x + y + 2a): the pair (x, x + 2a) followed by
+ * adding an independent y, a post-processing, so it is dominated by one
+ * coordinate moved by 2a; and a coordinate moved by 1, or not at all, by
+ * one moved by 2 (compose it with a second one: more is never less
+ * distinguishable).  So moves summing to at most 2 on a group of
+ * coordinates are dominated by one coordinate moved by 2 (mech_honaker.c
+ * uses it for sensitivities 1 and 2).  Unequal moves (2, 1) have no such
+ * argument here, whence the bound below for larger sensitivities.
+ *
+ * Bounded discrete Gaussians (CC_CHARGE_DGAUSS_BOUND).  Coordinates moved
+ * by integers v_i: by the bound above each coordinate's loss is
+ * stochastically below the continuous Gaussian's for v_i shifted up by
+ * |v_i| / sigma^2, with kappa' at +infinity; the coordinates are
+ * independent, so their sum is below the continuous Gaussian's loss for
+ * mu^2 = sum v_i^2 / sigma^2 <= 2 rho shifted up by sum |v_i| / sigma^2 <=
+ * l1, with mass coordinates kappa' at +infinity.  delta_G grows with mu at
+ * every t (a Gaussian pair of smaller mu is a post-processing of one of
+ * larger mu), with the shift and with the mass at +infinity: the charge
+ * joins the Gaussian part with mu^2 = 2 rho and shift l1.
+ *
+ * Charges known by their rho only (CC_CHARGE_ZCDP), and the zCDP
+ * conversion.  A rho-zCDP mechanism has no loss distribution to compose, but
+ * it is (e, cc_zcdp_delta(rho, e))-DP at every e, and by basic composition
+ * the ledger is (e1 + e2, delta_A(e1) + delta_Z(e2))-DP with A the rest:
+ * delta is the least of that over a few dozen splits of epsilon, each a
+ * valid bound, and epsilon the least e_A(d1) + e_Z(d - d1) over as many
+ * splits of delta.  And every charge is zCDP (epsilon^2/2 for a pure one,
+ * D^2 / (2 sigma^2) for a discrete Gaussian coordinate, Canonne, Kamath and
+ * Steinke's Theorem 14), so the whole composition is too: the curve is the
+ * least of the two, never above the zCDP conversion of the ledger.
+ *
  * IDENTIFICATION
  *	  src/core/privacy_region.c
  */
@@ -87,6 +139,7 @@
 #define UNIT 1e-9				/* an epsilon unit */
 #define MAX_EPSILON_UNITS UINT64_C(1000000000000)
 #define MAX_TOTAL_UNITS UINT64_C(1000000000000000)
+#define MAX_PURE_COUNT (UINT64_C(1) << 32)
 #define MAX_MU2 1e8
 #define MAX_DG_SENSITIVITY UINT64_C(1000000)
 #define MAX_DG_PART (UINT64_C(1) << 62)
@@ -110,6 +163,11 @@
 #define MAX_POINTS (INT64_C(1) << 20)
 /* Multiply-adds a discrete Gaussian group may spend on exact convolutions. */
 #define GROUP_WORK 4e7
+/* A group's sum is taken as one discrete Gaussian when 2 tau is below this. */
+#define TAU_NEGLIGIBLE 1e-9
+/* Splits tried by basic composition with charges known by their rho only. */
+#define SPLITS 24
+#define SPLIT_REFINE 16
 
 /*
  * Floating point: every mass is a sum of products of positive numbers, so
@@ -167,6 +225,7 @@ typedef struct dg_group
 	uint64_t	sensitivity;
 	int64_t		n;
 	double		sigma2;
+	double		D;				/* the move; both n D and n sigma^2 once summed */
 	double		step;			/* s = D / sigma^2 */
 	double		offset;			/* D^2 / (2 sigma^2) */
 	dense		x;				/* pmf of x over [-R, R], once computed */
@@ -177,6 +236,11 @@ typedef struct dg_group
 struct cc_privacy_curve
 {
 	cc_allocator allocator;
+	double		rho_all;		/* the whole composition is rho_all-zCDP */
+	double		rho_z;			/* CC_CHARGE_ZCDP charges, by basic
+								 * composition with the rest: */
+	double		scale;			/* every mass is this many times what it
+								 * says (summed discrete Gaussians) */
 	double		mu2;			/* Gaussian part */
 	double		p_inf;			/* mass at +infinity */
 	double		max_loss;		/* no loss exceeds it; INFINITY if unknown */
@@ -196,6 +260,7 @@ typedef struct builder
 	dense		acc;			/* the discrete part so far */
 	double		p_inf;
 	double		shift;			/* added to every discrete loss */
+	double		log_scale;		/* ln of the curve's scale */
 	double		mu2;
 	double		rel;			/* bound on the masses' relative error */
 } builder;
@@ -543,6 +608,16 @@ pure_convolve(builder *b, const pure_group *g)
 /* Discrete Gaussian charges                                              */
 /* ---------------------------------------------------------------------- */
 
+/* kappa' = kappa / (1 + kappa) of the top, for sigma2 */
+static double
+dg_kappa_prime(double sigma2)
+{
+	double		a = 2.0 * PI_SQUARED * sigma2;
+	double		kappa = 2.0 * exp(-a) / -expm1(-3.0 * a);
+
+	return kappa / (1.0 + kappa);
+}
+
 /*
  * The pmf of the discrete Gaussian over x in [-R, R], R the least with the
  * weights beyond (at most w(R+1)/(1 - q), q the ratio of successive weights
@@ -634,9 +709,11 @@ n_fold(builder *b, dense *d, int64_t n, bool lattice_x)
 /*
  * How the group's loss is computed, given the grid.  An n-fold convolution
  * of len points costs about len^2 n^1.5: on the lattice itself when that
- * fits GROUP_WORK; else on a coarser grid (k steps, about fit points over
- * one charge's losses), its dots connected once a charge; else, or when
- * the bound's shift n s is below a grid step anyway, by the bound.
+ * fits GROUP_WORK (a single charge's lattice whenever it has at most
+ * MAX_POINTS points); else on a coarser grid (k steps, about fit points
+ * over one charge's losses), its dots connected once a charge; else, or
+ * when the bound's shift n s is below a grid step anyway, by the bound.
+ * dg_sum() may first make the group one charge (see the top).
  */
 /* Points of one charge's lattice of x (dg_pmf's window, near enough). */
 static double
@@ -667,14 +744,72 @@ dg_choose(const builder *b, dg_group *g)
 	double		fit = dg_fit(g);
 
 	g->coarse = 1;
-	if (n * g->step <= b->h || len > (double) MAX_POINTS || fit < 16.0)
+	if (n * g->step <= b->h || len > (double) MAX_POINTS || (g->n > 1 && fit < 16.0))
 		g->mode = DG_BOUND;
-	else if (len <= fit)
+	else if (g->n == 1 || len <= fit)
 		g->mode = DG_LATTICE;
 	else
 	{
 		g->mode = DG_COARSE;
 		g->coarse = (int64_t) fmax(1.0, ceil(len * g->step / fit / b->h));
+	}
+}
+
+/*
+ * tau of the top for n coordinates of sigma2 (+infinity if some kappa_k
+ * reaches 1), raised past its roundings.
+ */
+static double
+dg_sum_tau(double sigma2, int64_t n)
+{
+	double		tau = 0.0;
+	double		term = 0.0;
+
+	for (int64_t k = 2; k <= n && k <= 65; k++)
+	{
+		double		b = 2.0 * PI_SQUARED * sigma2 * (double) (k - 1) / (double) k;
+		double		kappa = 2.0 * exp(-b) / -expm1(-3.0 * b);
+
+		if (!(kappa < 1.0))
+			return INFINITY;
+		term = log1p(kappa) - log1p(-kappa);
+		if (k <= 64)
+			tau += term;
+	}
+	if (n > 64)
+		tau += (double) (n - 64) * term;
+	return tau * (1.0 + 1e-12) + 1e-300;
+}
+
+/* Its group as one discrete Gaussian of n sigma^2 moved by n D. */
+static void
+dg_sum(builder *b, dg_group *g, double tau)
+{
+	double		n = (double) g->n;
+
+	g->sigma2 *= n;
+	g->D *= n;
+	g->offset *= n;
+	g->n = 1;
+	b->log_scale += tau;
+	b->shift += 2.0 * tau;
+}
+
+/* dg_choose(), with dg_sum() first where it serves (see the top). */
+static void
+dg_plan(builder *b, dg_group *g)
+{
+	double		tau;
+
+	dg_choose(b, g);
+	if (g->n == 1)
+		return;
+	tau = dg_sum_tau(g->sigma2, g->n);
+	if (2.0 * tau <= TAU_NEGLIGIBLE ||
+		(g->mode == DG_BOUND && 2.0 * tau + g->step < (double) g->n * g->step))
+	{
+		dg_sum(b, g, tau);
+		dg_choose(b, g);
 	}
 }
 
@@ -687,13 +822,9 @@ dg_convolve(builder *b, dg_group *g)
 
 	if (g->mode == DG_BOUND)
 	{
-		double		a = 2.0 * PI_SQUARED * g->sigma2;
-		double		kappa = 2.0 * exp(-a) / -expm1(-3.0 * a);
-
-		b->mu2 += (double) g->n * (double) g->sensitivity *
-			(double) g->sensitivity / g->sigma2;
+		b->mu2 += (double) g->n * g->D * g->D / g->sigma2;
 		b->shift += (double) g->n * g->step;
-		b->p_inf += (double) g->n * kappa / (1.0 + kappa);
+		b->p_inf += (double) g->n * dg_kappa_prime(g->sigma2);
 		return;
 	}
 	dg_pmf(b, g);
@@ -744,11 +875,18 @@ dg_convolve(builder *b, dg_group *g)
 /* Building the curve                                                     */
 /* ---------------------------------------------------------------------- */
 
-static int
-cmp_u64(const void *a, const void *b)
+/* A pure group's key, its units, and how many charges. */
+typedef struct pure_key
 {
-	uint64_t	x = *(const uint64_t *) a;
-	uint64_t	y = *(const uint64_t *) b;
+	uint64_t	units;
+	uint64_t	count;
+} pure_key;
+
+static int
+cmp_pure(const void *a, const void *b)
+{
+	uint64_t	x = ((const pure_key *) a)->units;
+	uint64_t	y = ((const pure_key *) b)->units;
 
 	return (x > y) - (x < y);
 }
@@ -767,20 +905,87 @@ cmp_dg(const void *a, const void *b)
 }
 
 static bool
+sigma2_valid(cc_scale sigma2)
+{
+	return sigma2.num >= 1 && sigma2.num <= MAX_DG_PART &&
+		sigma2.den >= 1 && sigma2.den <= MAX_DG_PART;
+}
+
+static bool
 charge_valid(const cc_charge *c)
 {
 	switch (c->kind)
 	{
 		case CC_CHARGE_PURE:
-			return c->epsilon_units <= MAX_EPSILON_UNITS;
+			return true;		/* its range: CC_REGION_TOO_LARGE */
 		case CC_CHARGE_GAUSSIAN:
+		case CC_CHARGE_ZCDP:
 			return c->rho >= 0.0 && 2.0 * c->rho <= MAX_MU2;
 		case CC_CHARGE_DGAUSS:
-			return c->sigma2.num >= 1 && c->sigma2.num <= MAX_DG_PART &&
-				c->sigma2.den >= 1 && c->sigma2.den <= MAX_DG_PART &&
+			return sigma2_valid(c->sigma2) &&
 				c->sensitivity >= 1 && c->sensitivity <= MAX_DG_SENSITIVITY;
+		case CC_CHARGE_DGAUSS_BOUND:
+			return c->rho >= 0.0 && 2.0 * c->rho <= MAX_MU2 && sigma2_valid(c->sigma2) &&
+				c->l1 >= 0.0 && c->l1 <= MAX_MU2;
 	}
 	return false;
+}
+
+void
+cc_charge_of_cost(cc_cost cost, uint64_t count, cc_charge *charge)
+{
+	const cc_gauss *g = &cost.gauss;
+	double		rho = (double) cost.units * UNIT;
+
+	memset(charge, 0, sizeof(*charge));
+	charge->count = count;
+	if (cost.accounting == CC_PURE)
+	{
+		charge->kind = CC_CHARGE_PURE;
+		charge->epsilon_units = cost.units;
+		return;
+	}
+	charge->kind = CC_CHARGE_ZCDP;
+	charge->rho = rho;
+	if (!sigma2_valid(g->sigma2))
+		return;
+	charge->sigma2 = g->sigma2;
+	if (g->shift >= 1 && g->shift <= MAX_DG_SENSITIVITY && g->coordinates >= 1 &&
+		!__builtin_mul_overflow(count, g->coordinates, &charge->count))
+	{
+		charge->kind = CC_CHARGE_DGAUSS;
+		charge->sensitivity = g->shift;
+	}
+	else if (g->shift == 0)
+	{
+		charge->kind = CC_CHARGE_DGAUSS_BOUND;
+		charge->coordinates = g->coordinates;
+		/* above the product's rounding */
+		charge->l1 = (double) g->l1_units * UNIT * (1.0 + 1e-15);
+	}
+	else
+		charge->count = count;
+}
+
+/* The zCDP rho of one charge (see the top). */
+static double
+charge_rho(const cc_charge *c)
+{
+	double		eps = (double) c->epsilon_units * UNIT;
+
+	switch (c->kind)
+	{
+		case CC_CHARGE_PURE:
+			return eps * eps / 2.0;
+		case CC_CHARGE_DGAUSS:
+			return (double) c->sensitivity * (double) c->sensitivity *
+				(double) c->sigma2.den / (2.0 * (double) c->sigma2.num);
+		case CC_CHARGE_GAUSSIAN:
+		case CC_CHARGE_DGAUSS_BOUND:
+		case CC_CHARGE_ZCDP:
+			return c->rho;
+	}
+	return 0.0;
 }
 
 /*
@@ -924,18 +1129,20 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 {
 	builder		b;
 	cc_privacy_curve *c;
-	uint64_t   *units = NULL;
+	pure_key   *units = NULL;
 	pure_group *pure = NULL;
 	dg_group   *dg = NULL;
 	size_t		npure = 0;
 	size_t		ndg = 0;
 	int64_t		ngroups = 0;
 	int64_t		ndgroups = 0;
-	uint64_t	total_units = 0;
+	unsigned __int128 total_units = 0;
 	uint64_t	gcd = 0;
 	double		var = 0.0;
 	double		span = 0.0;
 	double		atoms = 0.0;
+	double		rho_all = 0.0;
+	double		rho_z = 0.0;
 	bool		fine_needed = false;
 	cc_region_status status = CC_REGION_OK;
 
@@ -951,25 +1158,48 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 
 	for (size_t i = 0; i < n; i++)
 	{
-		if (!charge_valid(&charges[i]))
+		const cc_charge *ch = &charges[i];
+		double		count = (double) ch->count;
+
+		if (!charge_valid(ch))
 			return CC_REGION_BAD_CHARGE;
-		if (charges[i].kind == CC_CHARGE_PURE)
+		if (ch->count == 0)
+			continue;
+		rho_all += count * charge_rho(ch);
+		switch (ch->kind)
 		{
-			total_units += charges[i].epsilon_units;
-			if (total_units > MAX_TOTAL_UNITS)
-				return CC_REGION_TOO_LARGE;
-			npure += charges[i].epsilon_units > 0;
+			case CC_CHARGE_PURE:
+				if (ch->epsilon_units > MAX_EPSILON_UNITS || ch->count > MAX_PURE_COUNT)
+					return CC_REGION_TOO_LARGE;
+				total_units += (unsigned __int128) ch->epsilon_units * ch->count;
+				if (total_units > MAX_TOTAL_UNITS)
+					return CC_REGION_TOO_LARGE;
+				npure += ch->epsilon_units > 0;
+				break;
+			case CC_CHARGE_GAUSSIAN:
+				b.mu2 += count * 2.0 * ch->rho;
+				break;
+			case CC_CHARGE_DGAUSS:
+				ndg++;
+				break;
+			case CC_CHARGE_DGAUSS_BOUND:
+				b.mu2 += count * 2.0 * ch->rho;
+				b.shift += count * ch->l1;
+				b.p_inf += count * (double) ch->coordinates *
+					dg_kappa_prime((double) ch->sigma2.num / (double) ch->sigma2.den);
+				break;
+			case CC_CHARGE_ZCDP:
+				rho_z += count * ch->rho;
+				break;
 		}
-		else if (charges[i].kind == CC_CHARGE_GAUSSIAN)
-			b.mu2 += 2.0 * charges[i].rho;
-		else
-			ndg++;
 	}
+	if (b.mu2 > MAX_MU2 || b.shift > MAX_MU2 || rho_z > MAX_MU2)
+		return CC_REGION_TOO_LARGE;
 
 	c = get(&b, 1, sizeof(cc_privacy_curve));
 	if (c != NULL)
 		memset(c, 0, sizeof(*c));
-	units = get(&b, (int64_t) npure, sizeof(uint64_t));
+	units = get(&b, (int64_t) npure, sizeof(pure_key));
 	pure = get(&b, (int64_t) npure, sizeof(pure_group));
 	dg = get(&b, (int64_t) ndg, sizeof(dg_group));
 	if (b.failed)
@@ -982,8 +1212,13 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 	{
 		const cc_charge *ch = &charges[i];
 
+		if (ch->count == 0)
+			continue;
 		if (ch->kind == CC_CHARGE_PURE && ch->epsilon_units > 0)
-			units[npure++] = ch->epsilon_units;
+		{
+			units[npure].units = ch->epsilon_units;
+			units[npure++].count = ch->count;
+		}
 		else if (ch->kind == CC_CHARGE_DGAUSS)
 		{
 			uint64_t	r = gcd64(ch->sigma2.num, ch->sigma2.den);
@@ -993,33 +1228,45 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 			g->num = ch->sigma2.num / r;
 			g->den = ch->sigma2.den / r;
 			g->sensitivity = ch->sensitivity;
+			g->n = (int64_t) ch->count;
 		}
 	}
-	qsort(units, npure, sizeof(uint64_t), cmp_u64);
+	qsort(units, npure, sizeof(pure_key), cmp_pure);
 	qsort(dg, ndg, sizeof(dg_group), cmp_dg);
 	for (size_t i = 0; i < npure; i++)
 	{
-		if (ngroups > 0 && pure[ngroups - 1].units == units[i])
-			pure[ngroups - 1].n++;
+		if (ngroups > 0 && pure[ngroups - 1].units == units[i].units)
+			pure[ngroups - 1].n += (int64_t) units[i].count;
 		else
 		{
 			memset(&pure[ngroups], 0, sizeof(pure_group));
-			pure[ngroups].units = units[i];
-			pure[ngroups].n = 1;
+			pure[ngroups].units = units[i].units;
+			pure[ngroups].n = (int64_t) units[i].count;
 			ngroups++;
-			gcd = gcd64(gcd, units[i]);
+			gcd = gcd64(gcd, units[i].units);
+		}
+		if ((uint64_t) pure[ngroups - 1].n > MAX_PURE_COUNT)
+		{
+			status = CC_REGION_TOO_LARGE;
+			goto done;
 		}
 	}
 	for (size_t i = 0; i < ndg; i++)
 	{
+		int64_t		sum;
+
 		if (ndgroups > 0 && cmp_dg(&dg[ndgroups - 1], &dg[i]) == 0)
-			dg[ndgroups - 1].n++;
-		else
 		{
-			dg[ndgroups] = dg[i];
-			dg[ndgroups].n = 1;
-			ndgroups++;
+			if (__builtin_add_overflow(dg[ndgroups - 1].n, dg[i].n, &sum) ||
+				sum > INT64_MAX / 2)
+			{
+				status = CC_REGION_TOO_LARGE;
+				goto done;
+			}
+			dg[ndgroups - 1].n = sum;
 		}
+		else
+			dg[ndgroups++] = dg[i];
 	}
 
 	/* the spread of the discrete part, for the grid */
@@ -1036,13 +1283,18 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 	for (int64_t i = 0; i < ndgroups; i++)
 	{
 		dg_group   *g = &dg[i];
-		double		D = (double) g->sensitivity;
+		double		nd = (double) g->n;
 
+		g->D = (double) g->sensitivity;
 		g->sigma2 = (double) g->num / (double) g->den;
-		g->step = D / g->sigma2;
-		g->offset = D * D / (2.0 * g->sigma2);
-		var += (double) g->n * D * D / g->sigma2;
-		span += (double) g->n * g->step * 2.0 * sqrt(2.0 * g->sigma2 * -log(CUT));
+		g->step = g->D / g->sigma2;
+		g->offset = g->D * g->D / (2.0 * g->sigma2);
+		var += nd * g->D * g->D / g->sigma2;
+		/* once summed, the n-fold lattice's window; else n windows */
+		if (g->n > 1 && 2.0 * dg_sum_tau(g->sigma2, g->n) <= TAU_NEGLIGIBLE)
+			span += g->step * 2.0 * sqrt(2.0 * nd * g->sigma2 * -log(CUT));
+		else
+			span += nd * g->step * 2.0 * sqrt(2.0 * g->sigma2 * -log(CUT));
 		atoms += 2.0 * dg_atoms(g);
 		fine_needed = true;
 	}
@@ -1060,14 +1312,14 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 		pure_convolve(&b, &pure[i]);
 	for (int64_t i = 0; i < ndgroups && !b.failed; i++)
 	{
-		dg_choose(&b, &dg[i]);
+		dg_plan(&b, &dg[i]);
 		dg_convolve(&b, &dg[i]);
 	}
 	if (b.failed)
 		goto done;
 	if (b.mu2 > MAX_MU2)
 	{
-		status = CC_REGION_BAD_CHARGE;
+		status = CC_REGION_TOO_LARGE;
 		goto done;
 	}
 	if (b.mu2 > 0.0)
@@ -1078,7 +1330,10 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 	/* and the sums over the atoms when reading */
 	c->rel = b.rel + 2.0 * (double) c->natoms * EPS_U;
 	c->p_inf = b.p_inf;
-	c->max_loss = (ndgroups == 0 && b.mu2 == 0.0) ?
+	c->scale = exp(b.log_scale) * (1.0 + 1e-15);
+	c->rho_all = rho_all * (1.0 + 1e-12);
+	c->rho_z = rho_z * (1.0 + 1e-12);
+	c->max_loss = (ndgroups == 0 && b.mu2 == 0.0 && b.shift == 0.0) ?
 		units_up((int64_t) total_units) : INFINITY;
 
 done:
@@ -1128,8 +1383,9 @@ cc_privacy_curve_free(cc_privacy_curve *c)
 /* Reading the curve                                                      */
 /* ---------------------------------------------------------------------- */
 
-double
-cc_privacy_curve_delta(const cc_privacy_curve *c, double epsilon)
+/* delta of the charges but the CC_CHARGE_ZCDP ones (the region's) */
+static double
+region_delta(const cc_privacy_curve *c, double epsilon)
 {
 	double		sum = 0.0;
 
@@ -1163,7 +1419,7 @@ cc_privacy_curve_delta(const cc_privacy_curve *c, double epsilon)
 			}
 		}
 	}
-	return fmin(1.0, (c->p_inf + sum) * (1.0 + REL_ROUNDING + c->rel));
+	return fmin(1.0, (c->p_inf + sum) * c->scale * (1.0 + REL_ROUNDING + c->rel));
 }
 
 /*
@@ -1175,8 +1431,8 @@ cc_privacy_curve_delta(const cc_privacy_curve *c, double epsilon)
 static double
 search(const cc_privacy_curve *c, double delta, double lo, double hi)
 {
-	double		flo = log(cc_privacy_curve_delta(c, lo) / delta);
-	double		dhi = cc_privacy_curve_delta(c, hi);
+	double		flo = log(region_delta(c, lo) / delta);
+	double		dhi = region_delta(c, hi);
 	double		fhi = dhi > 0.0 ? log(dhi / delta) : -INFINITY;
 	int			kept = 0;		/* the end kept last: -1 lo, 1 hi */
 
@@ -1190,7 +1446,7 @@ search(const cc_privacy_curve *c, double delta, double lo, double hi)
 			x = hi - fhi * (hi - lo) / (fhi - flo);
 		if (!(x > lo && x < hi))
 			x = mid;
-		d = cc_privacy_curve_delta(c, x);
+		d = region_delta(c, x);
 		if (d <= delta)
 		{
 			hi = x;
@@ -1211,24 +1467,25 @@ search(const cc_privacy_curve *c, double delta, double lo, double hi)
 	return hi;
 }
 
-double
-cc_privacy_curve_epsilon(const cc_privacy_curve *c, double delta)
+/* epsilon of the charges but the CC_CHARGE_ZCDP ones */
+static double
+region_epsilon(const cc_privacy_curve *c, double delta)
 {
 	double		lo = 0.0;
 	double		hi;
 
 	if (!(delta >= 0.0))
 		delta = 0.0;
-	if (cc_privacy_curve_delta(c, 0.0) <= delta)
+	if (region_delta(c, 0.0) <= delta)
 		return 0.0;
 	if (c->max_loss < INFINITY)
 		hi = c->max_loss;
 	else
 	{
-		if (c->p_inf * (1.0 + REL_ROUNDING + c->rel) >= delta)
+		if (c->p_inf * c->scale * (1.0 + REL_ROUNDING + c->rel) >= delta)
 			return INFINITY;
 		hi = 1.0;
-		while (cc_privacy_curve_delta(c, hi) > delta)
+		while (region_delta(c, hi) > delta)
 		{
 			lo = hi;
 			hi *= 2.0;
@@ -1237,4 +1494,100 @@ cc_privacy_curve_epsilon(const cc_privacy_curve *c, double delta)
 		}
 	}
 	return search(c, delta, lo, hi);
+}
+
+/*
+ * The least of f(x) over x in [0, 1] that `first` and SPLITS points spread
+ * on the logistic scale and SPLIT_REFINE golden-section steps around the
+ * best find: every x gives a valid bound, so any is kept.
+ */
+static double
+least_split(double (*f) (const cc_privacy_curve *c, double arg, double x),
+			const cc_privacy_curve *c, double arg, double first)
+{
+	const double golden = 0.61803398874989484820;
+	double		best = f(c, arg, first);
+	int			at = 0;
+	double		lo;
+	double		hi;
+
+	for (int i = 0; i < SPLITS; i++)
+	{
+		double		v = f(c, arg, 1.0 / (1.0 + exp(-(-12.0 + 24.0 * i / (SPLITS - 1)))));
+
+		if (v < best)
+		{
+			best = v;
+			at = i;
+		}
+	}
+	lo = -12.0 + 24.0 * (at > 0 ? at - 1 : at) / (SPLITS - 1);
+	hi = -12.0 + 24.0 * (at < SPLITS - 1 ? at + 1 : at) / (SPLITS - 1);
+	for (int i = 0; i < SPLIT_REFINE; i++)
+	{
+		double		x1 = hi - golden * (hi - lo);
+		double		x2 = lo + golden * (hi - lo);
+		double		f1 = f(c, arg, 1.0 / (1.0 + exp(-x1)));
+		double		f2 = f(c, arg, 1.0 / (1.0 + exp(-x2)));
+
+		best = fmin(best, fmin(f1, f2));
+		if (f1 <= f2)
+			hi = x2;
+		else
+			lo = x1;
+	}
+	return best;
+}
+
+/* Basic composition: the region at x epsilon, the rho-only part at the rest. */
+static double
+split_delta(const cc_privacy_curve *c, double epsilon, double x)
+{
+	return region_delta(c, x * epsilon) + cc_zcdp_delta(c->rho_z, (1.0 - x) * epsilon);
+}
+
+/* The same, at x delta and the rest. */
+static double
+split_epsilon(const cc_privacy_curve *c, double delta, double x)
+{
+	return region_epsilon(c, x * delta) + cc_zcdp_epsilon(c->rho_z, (1.0 - x) * delta);
+}
+
+double
+cc_privacy_curve_delta(const cc_privacy_curve *c, double epsilon)
+{
+	double		delta;
+
+	if (!(epsilon > 0.0))
+		epsilon = 0.0;
+	if (c->rho_z == 0.0)
+		delta = region_delta(c, epsilon);
+	else if (epsilon == 0.0)
+		delta = fmin(1.0, region_delta(c, 0.0) + cc_zcdp_delta(c->rho_z, 0.0));
+	else
+		/* first where the region's delta reaches 0, if it does */
+		delta = fmin(1.0, least_split(split_delta, c, epsilon,
+									  fmin(1.0, c->max_loss / epsilon)));
+	return fmin(delta, cc_zcdp_delta(c->rho_all, epsilon));
+}
+
+double
+cc_privacy_curve_epsilon(const cc_privacy_curve *c, double delta)
+{
+	double		epsilon;
+
+	if (!(delta >= 0.0))
+		delta = 0.0;
+	if (delta >= 1.0)
+		return 0.0;
+	if (c->rho_z == 0.0)
+		epsilon = region_epsilon(c, delta);
+	else if (delta == 0.0)
+		epsilon = INFINITY;
+	else
+		/* first the region's epsilon at delta 0, finite for pure charges */
+		epsilon = least_split(split_epsilon, c, delta, 0.0);
+	if (delta > 0.0 && delta < 1.0)
+		epsilon = fmin(epsilon, cc_zcdp_epsilon(c->rho_all, delta));
+	return epsilon;
 }

@@ -49,6 +49,7 @@
 #include "common/owner_spi.h"
 #include "common/settings.h"
 #include "ledger/ledger.h"
+#include "ledger/ledger_curve.h"
 #include "ledger/ledger_store.h"
 #include "releases/spec.h"
 
@@ -236,6 +237,25 @@ require_admin(const OwnerScope *scope, const char *name)
 				 errmsg("permission denied for ledger \"%s\"", name),
 				 errdetail("Only superusers and the ledger's admins manage it.")));
 	return row;
+}
+
+int64
+ledger_require_visible(const char *name)
+{
+	OwnerScope	scope;
+	LedgerRow	row;
+
+	owner_begin(&scope);
+	row = require_ledger(name, false);
+	if (!(contcount_ledger && strcmp(name, contcount_ledger) == 0) &&
+		!granted(row.id, scope.caller, false, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for ledger \"%s\"", name),
+				 errdetail("Superusers see every ledger, other roles the ones granted to them and "
+						   "the one contcount.ledger selects.")));
+	owner_end(&scope);
+	return row.id;
 }
 
 /* A budget, epsilon or rho (measure), as a whole number of 1e-9 units. */
@@ -687,6 +707,15 @@ epsilon_numeric(uint64 units, bool negative)
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
+/* An epsilon bound as numeric, rounded up to a unit. */
+static Datum
+epsilon_numeric_up(double epsilon)
+{
+	double		units = ceil(epsilon * CC_EPSILON_UNITS_PER_ONE);
+
+	return epsilon_numeric(units < (double) UINT64_MAX ? (uint64) units : UINT64_MAX, false);
+}
+
 /*
  * The epsilon at which rho_units of rho are (epsilon, delta)-DP, rounded up
  * to a unit (cc_zcdp_epsilon, which is already an upper bound).
@@ -694,24 +723,22 @@ epsilon_numeric(uint64 units, bool negative)
 static Datum
 zcdp_epsilon_numeric(uint64 rho_units, double delta)
 {
-	double		epsilon = cc_zcdp_epsilon((double) rho_units / CC_EPSILON_UNITS_PER_ONE, delta);
-	double		units = ceil(epsilon * CC_EPSILON_UNITS_PER_ONE);
-
-	return epsilon_numeric(units < (double) UINT64_MAX ? (uint64) units : UINT64_MAX, false);
+	return epsilon_numeric_up(cc_zcdp_epsilon((double) rho_units / CC_EPSILON_UNITS_PER_ONE, delta));
 }
 
 /*
  * The columns of ledger_rows() from 0.5 on; before, the first 5 (a database
  * not yet updated declares those, and tuplestore_putvalues takes as many).
  */
-#define LEDGER_ROWS_0_5 9
+#define LEDGER_ROWS_0_5 10
 
 /*
  * The ledgers the caller may spend from or manage, with what is left (in
  * the ledger's accounting), and from 0.5 that accounting and what the ledger
  * spent and may spend as (epsilon, delta)-DP: the contcount.ledgers view.  A
  * pure ledger is (spent, 0)-DP; a zCDP ledger is shown at the delta its admin
- * chose.
+ * chose, by the zCDP conversion and, tighter, by the privacy curve of its
+ * releases (ledger_curve.c), read for all of them in one scan of the store.
  */
 PG_FUNCTION_INFO_V1(contcount_ledger_rows);
 Datum
@@ -738,6 +765,12 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	OwnerScope	scope;
 	Oid			types[2] = {OIDOID, TEXTOID};
 	Datum		args[2];
+	int64	   *ids;
+	uint64	   *spent;
+	cc_accounting *accounting;
+	bool	   *known;
+	int			ncurves = 0;
+	LedgerReleases *releases = NULL;
 
 	InitMaterializedSRF(fcinfo, 0);
 	v05 = rsinfo->setDesc->natts == LEDGER_ROWS_0_5;
@@ -745,6 +778,30 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	args[0] = ObjectIdGetDatum(scope.caller);
 	args[1] = CStringGetTextDatum(contcount_ledger ? contcount_ledger : "");
 	owner_run(&plans[v05], sql[v05], 2, types, args, NULL, SPI_OK_SELECT);
+
+	/* what each spent, read before the releases behind it (ledger_curve.c) */
+	ids = palloc(sizeof(int64) * (SPI_processed + 1));
+	spent = palloc0(sizeof(uint64) * (SPI_processed + 1));
+	accounting = palloc0(sizeof(cc_accounting) * (SPI_processed + 1));
+	known = palloc(sizeof(bool) * (SPI_processed + 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+													 1, &isnull));
+
+		accounting[i] = CC_PURE;
+		known[i] = ledger_store_spent(id, &spent[i], &accounting[i]);
+		if (v05 && known[i] && accounting[i] == CC_ZCDP)
+		{
+			(void) SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5, &isnull);
+			if (!isnull)
+				ids[ncurves++] = id;
+		}
+	}
+	if (ncurves > 0)
+		releases = ledger_releases_read(ids, ncurves);
+
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
@@ -752,8 +809,6 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 		bool		isnull;
 		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
 		uint64		budget = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
-		uint64		spent = 0;
-		cc_accounting accounting = CC_PURE;
 		Datum		values[LEDGER_ROWS_0_5];
 		bool		nulls[LEDGER_ROWS_0_5] = {false};
 
@@ -761,32 +816,42 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 		values[1] = epsilon_numeric(budget, false);
 		values[4] = SPI_getbinval(tuple, desc, 4, &isnull);
 		/* not in the store: unusable, and of no known accounting */
-		if (!ledger_store_spent(id, &spent, &accounting))
-			nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[7] = nulls[8] = true;
+		if (!known[i])
+			nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[7] = nulls[8] = nulls[9] = true;
 		else
 		{
-			values[2] = epsilon_numeric(spent, false);
-			values[3] = epsilon_numeric(spent < budget ? budget - spent : 0, false);
-			values[5] = CStringGetTextDatum(ledger_accounting_name(accounting));
+			values[2] = epsilon_numeric(spent[i], false);
+			values[3] = epsilon_numeric(spent[i] < budget ? budget - spent[i] : 0, false);
+			values[5] = CStringGetTextDatum(ledger_accounting_name(accounting[i]));
 		}
-		if (!nulls[5] && accounting == CC_PURE)
+		if (known[i] && accounting[i] == CC_PURE)
 		{
 			values[6] = epsilon_numeric(0, false);
-			values[7] = values[2];
+			values[7] = values[9] = values[2];
 			values[8] = values[1];
 		}
-		else if (!nulls[5] && v05)
+		else if (known[i] && v05)
 		{
 			Datum		delta = SPI_getbinval(tuple, desc, 5, &isnull);
 
 			values[6] = delta;
-			nulls[6] = nulls[7] = nulls[8] = isnull;
+			nulls[6] = nulls[7] = nulls[8] = nulls[9] = isnull;
 			if (!isnull)
 			{
 				double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta));
+				MemoryContext curve_context = AllocSetContextCreate(CurrentMemoryContext,
+																	"contcount ledger curve",
+																	ALLOCSET_DEFAULT_SIZES);
+				MemoryContext old = MemoryContextSwitchTo(curve_context);
+				cc_privacy_curve *curve = ledger_curve_build(releases, id,
+															 TextDatumGetCString(values[0]));
+				double		tight = ledger_curve_epsilon(curve, CC_ZCDP, spent[i], d);
 
-				values[7] = zcdp_epsilon_numeric(spent, d);
+				MemoryContextSwitchTo(old);
+				MemoryContextDelete(curve_context);
+				values[7] = zcdp_epsilon_numeric(spent[i], d);
 				values[8] = zcdp_epsilon_numeric(budget, d);
+				values[9] = epsilon_numeric_up(tight);
 			}
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -12,8 +12,9 @@
 
 /*
  * Every charge says what the release it pays for is: cc_pure_cost(epsilon
- * units) for an epsilon-DP (Laplace) release, cc_zcdp_cost(rho units) for a
- * rho-zCDP (Gaussian) one.  The ledger converts it to its own accounting (a
+ * units) for an epsilon-DP (Laplace) release, a zCDP cost of rho units for a
+ * rho-zCDP (Gaussian) one, with what its noise is (cc_params_cost() fills
+ * it in; cc_zcdp_cost() leaves it unknown).  The ledger converts it to its own accounting (a
  * pure release costs a zCDP ledger ceil(epsilon^2 / 2)) and the store keeps
  * both, the release's cost and what the ledger was charged, so that the
  * composition can be rebuilt release by release.  A pure ledger refuses a
@@ -80,5 +81,13 @@ extern void ledger_site_init(ChargeSite *site, const char *ledger, cc_cost cost,
  * as ledger_charge does.
  */
 extern void ledger_pay_release(ChargeSite *site, PlanState *node);
+
+/*
+ * The id of the live ledger of that name, if the caller sees it in
+ * contcount.ledgers (a superuser, a role it is granted to, or the role
+ * whose contcount.ledger names it); else an error: 42704 if there is no
+ * such ledger, 42501 if the caller may not see it.
+ */
+extern int64 ledger_require_visible(const char *name);
 
 #endif							/* CONTCOUNT_LEDGER_H */

@@ -42,9 +42,9 @@
  * Accounting.  A ledger accounts in pure epsilon or in zCDP rho, for good:
  * its creation item says which, and every charge item says both what its
  * releases cost in their own accounting (each pure release's epsilon, each
- * Gaussian release's rho, and how many) and what the ledger was charged in
- * its own (units), so that the composition can be rebuilt release by
- * release.  Applying an item checks that the two agree (a zCDP release on a
+ * Gaussian release's rho and what its noise is, cc_gauss, and how many)
+ * and what the ledger was charged in its own (units), so that the
+ * composition can be rebuilt release by release (ledger_curve.c).  Applying an item checks that the two agree (a zCDP release on a
  * pure ledger, or units that are not the releases' cost, damage the store).
  *
  * Item formats.  An item's kind says its layout.  Format 1 (kinds 1 to 7),
@@ -183,6 +183,12 @@ typedef struct StoreItem
 								 * record) */
 	uint32		accounting;		/* a creation: the ledger's; a charge or
 								 * refund: its releases' (cc_accounting) */
+	/* a zCDP charge or refund: what its releases' noise is (cc_gauss) */
+	uint64		sigma2_num;
+	uint64		sigma2_den;
+	uint64		coordinates;
+	uint64		shift;
+	uint64		l1_units;
 	/* the function, NUL, the statement, NUL */
 	char		text[FLEXIBLE_ARRAY_MEMBER];
 } StoreItem;
@@ -317,6 +323,14 @@ build_item(char *buf, ItemKind kind, int64 ledger, uint64 units,
 	item->accounting = charge ? charge->cost.accounting : 0;
 	item->release_units = charge ? charge->cost.units : 0;
 	item->releases = charge ? charge->releases : 0;
+	if (charge)
+	{
+		item->sigma2_num = charge->cost.gauss.sigma2.num;
+		item->sigma2_den = charge->cost.gauss.sigma2.den;
+		item->coordinates = charge->cost.gauss.coordinates;
+		item->shift = charge->cost.gauss.shift;
+		item->l1_units = charge->cost.gauss.l1_units;
+	}
 	memcpy(item->text, function, flen);
 	item->text[flen] = '\0';
 	memcpy(item->text + flen + 1, statement, slen);
@@ -419,7 +433,8 @@ apply_item(const StoreItem *item)
 			sum = hash_search(sums, &item->ledger, HASH_FIND, NULL);
 			if (sum == NULL ||
 				!charge_adds_up(sum->accounting,
-								(cc_cost) {(cc_accounting) item->accounting, item->release_units},
+								(cc_cost) {.accounting = (cc_accounting) item->accounting,
+										   .units = item->release_units},
 								item->releases, item->units))
 				break;
 			if (ITEM_KIND(item) == ITEM_CHARGE)
@@ -499,6 +514,7 @@ item_in_format_2(const StoreItem *item, char *buf)
 
 	if (item->kind & ITEM_FORMAT_2)
 		return item;
+	memset(buf, 0, ITEM_FIXED);
 	memcpy(buf, item, ITEM_FIXED_1);
 	copy->kind |= ITEM_FORMAT_2;
 	copy->release_units = item->units;
@@ -1175,6 +1191,11 @@ audit_one(const StoreItem *item, void *arg)
 		charge.ledger = item->ledger;
 		charge.cost.accounting = (cc_accounting) item->accounting;
 		charge.cost.units = item->release_units;
+		charge.cost.gauss.sigma2.num = item->sigma2_num;
+		charge.cost.gauss.sigma2.den = item->sigma2_den;
+		charge.cost.gauss.coordinates = item->coordinates;
+		charge.cost.gauss.shift = item->shift;
+		charge.cost.gauss.l1_units = item->l1_units;
 		charge.releases = item->releases;
 		charge.units = item->units;
 		charge.refund = ITEM_KIND(item) == ITEM_REFUND;
@@ -1403,6 +1424,11 @@ store_desc(StringInfo buf, XLogReaderState *record)
 	else if (item->releases > 0)
 		appendStringInfo(buf, " (" INT64_FORMAT " %s release(s) of " UINT64_FORMAT ")", item->releases,
 						 ledger_accounting_name((cc_accounting) item->accounting), item->release_units);
+	if (item->sigma2_num > 0)
+		appendStringInfo(buf, ", noise sigma^2 " UINT64_FORMAT "/" UINT64_FORMAT " on " UINT64_FORMAT
+						 " coordinates moved by " UINT64_FORMAT " (l1 " UINT64_FORMAT ")",
+						 item->sigma2_num, item->sigma2_den, item->coordinates, item->shift,
+						 item->l1_units);
 }
 
 static void

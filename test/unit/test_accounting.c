@@ -89,7 +89,7 @@ test_ledger_cost(void)
 		  "a pure ledger cannot pay for a zCDP release");
 	CHECK(!cc_ledger_cost((cc_accounting) 2, cc_pure_cost(1), &units) &&
 		  !cc_ledger_cost((cc_accounting) 3, cc_pure_cost(1), &units) &&
-		  !cc_ledger_cost(CC_ZCDP, (cc_cost) {(cc_accounting) 3, 1}, &units),
+		  !cc_ledger_cost(CC_ZCDP, (cc_cost) {.accounting = (cc_accounting) 3,.units = 1}, &units),
 		  "an accounting that is neither pays for nothing");
 }
 
@@ -213,10 +213,98 @@ test_zcdp_epsilon(void)
 		  isinf(cc_zcdp_epsilon(0.5, NAN)), "delta outside (0, 1): no finite epsilon");
 }
 
+/* ln delta of the conversion at alpha = 1 + a, in long double */
+static long double
+cks_log_delta_at(long double rho, long double epsilon, long double a)
+{
+	return a * ((1.0L + a) * rho - epsilon) + a * logl(a / (1.0L + a)) - log1pl(a);
+}
+
+/* Its least value over a grid of ln a, refined around the best point. */
+static long double
+cks_delta_grid(double rho, double epsilon)
+{
+	long double best = INFINITY;
+	long double best_u = 0;
+	long double step = 0.01L;
+
+	for (long double u = -40.0L; u <= 40.0L; u += step)
+	{
+		long double v = cks_log_delta_at(rho, epsilon, expl(u));
+
+		if (v < best)
+		{
+			best = v;
+			best_u = u;
+		}
+	}
+	for (int round = 0; round < 6; round++)
+	{
+		long double center = best_u;
+
+		step /= 100.0L;
+		for (long double u = center - 100.0L * step; u <= center + 100.0L * step; u += step)
+		{
+			long double v = cks_log_delta_at(rho, epsilon, expl(u));
+
+			if (v < best)
+			{
+				best = v;
+				best_u = u;
+			}
+		}
+	}
+	return expl(best);
+}
+
+/*
+ * delta for an epsilon: the inverse of cc_zcdp_epsilon (the same family of
+ * bounds), at a refined grid's least value over alpha (never below it), and
+ * a valid bound for the Gaussian mechanism.
+ */
+static void
+test_zcdp_delta(void)
+{
+	static const double rhos[] = {1e-6, 1e-3, 1.0 / 32, 0.5, 2, 50};
+	static const double deltas[] = {0.5, 1e-3, 1e-6, 1e-10, 1e-30};
+	int			inverse = 0;
+	int			above_grid = 0;
+	int			valid = 0;
+	int			cases = 0;
+
+	CHECK(cc_zcdp_delta(0, 0.1) == 0 && cc_zcdp_delta(0.5, 0) <= 1 &&
+		  cc_zcdp_delta(0.5, INFINITY) == 0 && cc_zcdp_delta(0.5, NAN) == 1 &&
+		  cc_zcdp_delta(0.5, -1) == 1, "the ends");
+	for (int i = 0; i < (int) (sizeof(rhos) / sizeof(rhos[0])); i++)
+		for (int j = 0; j < (int) (sizeof(deltas) / sizeof(deltas[0])); j++)
+		{
+			double		eps = cc_zcdp_epsilon(rhos[i], deltas[j]);
+			double		d = cc_zcdp_delta(rhos[i], eps);
+			long double grid = cks_delta_grid(rhos[i], eps);
+
+			cases++;
+			/* at epsilon 0, delta is below what it was asked for */
+			inverse += eps == 0 ? d <= deltas[j] : fabs(d / deltas[j] - 1) <= 1e-6;
+			above_grid += d >= grid * (1 - 1e-13L) && d <= grid * (1 + 1e-9L);
+			valid += gaussian_delta(rhos[i], eps) <= d;
+			if (!((eps == 0 ? d <= deltas[j] : fabs(d / deltas[j] - 1) <= 1e-6) &&
+				  d >= grid * (1 - 1e-13L) &&
+				  d <= grid * (1 + 1e-9L)))
+				fprintf(stderr, "rho %g epsilon %g: delta %.17g (for %g; grid %.17Lg)\n",
+						rhos[i], eps, d, deltas[j], grid);
+		}
+	CHECK(inverse == cases, "delta(epsilon(delta)) is delta within 1e-6 (epsilon is found to 1e-10 or so, and delta falls fast): %d of %d", inverse, cases);
+	CHECK(above_grid == cases, "at the grid's least, never below it: %d of %d", above_grid, cases);
+	CHECK(valid == cases, "the exact Gaussian meets it: %d of %d", valid, cases);
+	CHECK(cc_zcdp_delta(0.5, 3) < cc_zcdp_delta(0.5, 2.9) &&
+		  cc_zcdp_delta(0.5, 3) < cc_zcdp_delta(0.51, 3), "monotone");
+}
+
 void
 test_accounting(void)
 {
 	test_rho_of_epsilon();
 	test_ledger_cost();
 	test_zcdp_epsilon();
+	test_zcdp_delta();
 }

@@ -410,7 +410,9 @@ test_fixed_point(void)
 	seeded_rng	r;
 	int			bad_steps = 0;
 	int			bad_norms = 0;
+	int			bad_l1 = 0;
 	double		largest = 0.0;
+	double		l1_used = 0.0;
 
 	seeded_rng_init(&r, 70);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -422,8 +424,10 @@ test_fixed_point(void)
 		static long double c[T];
 		double		limit;
 		double		l2;
+		cc_gauss	g;
 
 		p.sensitivity = cases[i].sensitivity;
+		g = cc_params_cost(&p).gauss;
 		s = new_state(&p);
 		part = cc_state_part(s);
 		e = &cc_blt_table[part->entry];
@@ -439,6 +443,7 @@ test_fixed_point(void)
 			int64_t		left = p.sensitivity;
 			int			parts = 1 + trial % 4;
 			long double norm2 = 0.0L;
+			long double l1 = 0.0L;
 
 			for (int t = 1; t <= T; t++)
 			{
@@ -467,13 +472,23 @@ test_fixed_point(void)
 					largest = (double) gap;
 				bad_steps += !(gap < limit);
 				norm2 += (long double) diff * (long double) diff;
+				l1 += fabsl((long double) diff);
 			}
 			bad_norms += !(sqrtl(norm2) <= l2);
+			/* what the charge records for the privacy curve (cc_gauss) */
+			l1 /= (long double) g.sigma2.num / (long double) g.sigma2.den;
+			bad_l1 += !(l1 <= (long double) g.l1_units * 1e-9L && g.shift == 0 &&
+						g.coordinates == (uint64_t) (T * p.sensitivity) &&
+						g.sigma2.num == s->scale.num && g.sigma2.den == s->scale.den);
+			l1_used = fmax(l1_used, (double) (l1 / ((long double) g.l1_units * 1e-9L)));
 		}
 		free(s);
 	}
 	CHECK(bad_steps == 0, "%d steps where u(x + v) - u(x) is farther than E from K C v", bad_steps);
 	CHECK(bad_norms == 0, "%d neighbouring streams beyond the calibrated L2 sensitivity", bad_norms);
+	CHECK(bad_l1 == 0, "%d neighbouring streams beyond the L1 bound the charge records", bad_l1);
+	/* a unit's whole contribution at the first step moves C's first column */
+	CHECK(l1_used > 0.5, "the L1 bound is %g times the largest seen", 1 / l1_used);
 	/* the fixed point's rounding is there: E is not a bound on nothing */
 	CHECK(largest > 0.5, "largest rounding gap %g", largest);
 }

@@ -21,6 +21,7 @@ pure(double epsilon)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_PURE;
+	c.count = 1;
 	c.epsilon_units = (uint64_t) llround(epsilon * 1e9);
 	return c;
 }
@@ -32,6 +33,7 @@ gauss(double rho)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_GAUSSIAN;
+	c.count = 1;
 	c.rho = rho;
 	return c;
 }
@@ -43,6 +45,7 @@ dgauss(uint64_t num, uint64_t den, uint64_t sensitivity)
 
 	memset(&c, 0, sizeof(c));
 	c.kind = CC_CHARGE_DGAUSS;
+	c.count = 1;
 	c.sigma2.num = num;
 	c.sigma2.den = den;
 	c.sensitivity = sensitivity;
@@ -824,6 +827,423 @@ test_many_charges(void)
 	free(next);
 }
 
+/*
+ * Coordinates of independent discrete Gaussians of sigma2 moved by v[0..k)
+ * (the Q side shifted): the losses are (v^2 - 2 v x) / (2 sigma^2), integer
+ * multiples of 1 / (2 sigma^2), whose distribution is convolved here
+ * coordinate by coordinate on that lattice.  The pmf comes from lgamma-free
+ * sums over |x| <= 14 sigma + 2: tails below 1e-40.
+ */
+typedef struct moves
+{
+	double		sigma2;
+	int64_t		lo;				/* lattice index of p[0] */
+	int64_t		len;
+	double	   *p;
+} moves;
+
+static moves
+moves_pmf(double sigma2, const int *v, int k)
+{
+	moves		m = {sigma2, 0, 1, calloc(1, sizeof(double))};
+	int			R = (int) ceil(14 * sqrt(sigma2)) + 2;
+	double		z = dg_z(sigma2);
+
+	double	   *w = malloc((2 * R + 1) * sizeof(double));
+
+	for (int x = -R; x <= R; x++)
+		w[x + R] = exp(-(double) x * x / (2 * sigma2)) / z;
+	m.p[0] = 1.0;
+	for (int i = 0; i < k; i++)
+	{
+		int64_t		span = 4 * (int64_t) v[i] * R;
+		int64_t		lo = m.lo + (int64_t) v[i] * v[i] - 2 * (int64_t) v[i] * R;
+		double	   *next = calloc(m.len + span, sizeof(double));
+
+		for (int64_t j = 0; j < m.len; j++)
+			if (m.p[j] > 0)
+				for (int x = -R; x <= R; x++)
+				{
+					int64_t		at = m.lo + j + (int64_t) v[i] * v[i] - 2 * (int64_t) v[i] * x;
+
+					next[at - lo] += m.p[j] * w[x + R];
+				}
+		free(m.p);
+		m.p = next;
+		m.lo = lo;
+		m.len += span;
+	}
+	free(w);
+	return m;
+}
+
+static double
+moves_delta(const moves *m, double epsilon)
+{
+	double		delta = 0.0;
+
+	for (int64_t j = 0; j < m->len; j++)
+	{
+		double		loss = (double) (m->lo + j) / (2 * m->sigma2);
+
+		if (loss > epsilon)
+			delta += m->p[j] * -expm1(epsilon - loss);
+	}
+	return delta;
+}
+
+/* count makes one charge of many: the same curve as the charges apart */
+static void
+test_counts(void)
+{
+	cc_charge	apart[31];
+	cc_charge	counted[4];
+	cc_privacy_curve *a;
+	cc_privacy_curve *b;
+	int			same = 0;
+
+	for (int i = 0; i < 10; i++)
+		apart[i] = pure(0.1);
+	for (int i = 10; i < 30; i++)
+		apart[i] = dgauss(40, 1, 1);
+	apart[30] = gauss(0.05);
+	counted[0] = pure(0.1);
+	counted[0].count = 10;
+	counted[1] = dgauss(40, 1, 1);
+	counted[1].count = 20;
+	counted[2] = gauss(0.025);
+	counted[2].count = 2;
+	counted[3] = pure(5.0);
+	counted[3].count = 0;		/* none */
+	a = build(apart, 31);
+	b = build(counted, 4);
+	for (double e = 0.0; e <= 6.0; e += 0.25)
+		same += cc_privacy_curve_delta(a, e) == cc_privacy_curve_delta(b, e);
+	CHECK(same == 25, "counted charges: %d of 25 deltas as apart", same);
+	cc_privacy_curve_free(a);
+	cc_privacy_curve_free(b);
+}
+
+/*
+ * Equal discrete Gaussians summed into one (see privacy_region.c): against
+ * brute force over the sum's lattice for 60 coordinates of sigma^2 = 3;
+ * at sigma^2 = 1 they are not summed (2 tau would be 4e-4) but convolved,
+ * also against brute force; a million coordinates of 1e4 against one
+ * coordinate of 1e10 moved by 1e6, their exact sum, and never below the
+ * continuous Gaussian's curve.
+ */
+static void
+test_summed_dgauss(void)
+{
+	static const double sigma2[] = {3.0, 1.0};
+
+	for (int t = 0; t < 2; t++)
+	{
+		int			n = 60;
+		int			v[60];
+		moves		m;
+		cc_charge	ch = dgauss((uint64_t) sigma2[t], 1, 1);
+		cc_privacy_curve *c;
+
+		for (int i = 0; i < n; i++)
+			v[i] = 1;
+		m = moves_pmf(sigma2[t], v, n);
+		ch.count = n;
+		c = build(&ch, 1);
+		for (double e = 0.0; e <= 12.0; e += 0.5)
+			CHECK(cc_privacy_curve_delta(c, e) >= moves_delta(&m, e) * (1 - 1e-9),
+				  "60 x sigma^2 %g at %g: %.17g below %.17g", sigma2[t], e,
+				  cc_privacy_curve_delta(c, e), moves_delta(&m, e));
+		for (double d = 1e-2; d >= 1e-12; d *= 1e-2)
+		{
+			double		got = cc_privacy_curve_epsilon(c, d);
+			double		lo = 0.0;
+			double		hi = 200.0;
+
+			for (int it = 0; it < 60; it++)
+			{
+				double		mid = 0.5 * (lo + hi);
+
+				if (moves_delta(&m, mid) <= d)
+					hi = mid;
+				else
+					lo = mid;
+			}
+			CHECK(got >= lo && got <= hi + 1e-3, "60 x sigma^2 %g: epsilon(%g) %.12g, true %.12g",
+				  sigma2[t], d, got, hi);
+		}
+		cc_privacy_curve_free(c);
+		free(m.p);
+	}
+
+	{
+		cc_charge	many = dgauss(10000, 1, 1);
+		cc_charge	one = dgauss(UINT64_C(10000000000), 1, 1000000);
+		cc_privacy_curve *a;
+		cc_privacy_curve *b;
+		clock_t		start = clock();
+		int			close = 0;
+		int			above = 0;
+
+		many.count = 1000000;
+		a = build(&many, 1);
+		printf("privacy region: a million discrete Gaussians built in %.1f ms (sanitized build)\n",
+			   (clock() - start) * 1000.0 / CLOCKS_PER_SEC);
+		b = build(&one, 1);
+		/* mu = 10: delta from 1 down to 1e-13 */
+		for (double e = 0.0; e <= 80.0; e += 2.0)
+		{
+			double		da = cc_privacy_curve_delta(a, e);
+			double		db = cc_privacy_curve_delta(b, e);
+
+			close += fabs(da - db) <= 1e-6 * db;
+			above += da >= analytic_gaussian(10.0, e);
+		}
+		CHECK(close == 41, "a million coordinates as their sum: %d of 41 close", close);
+		CHECK(above == 41, "and above the continuous curve: %d of 41", above);
+		CHECK(fabs(cc_privacy_curve_epsilon(a, 1e-9) - cc_privacy_curve_epsilon(b, 1e-9)) < 1e-6,
+			  "epsilon at 1e-9: %.12g and %.12g", cc_privacy_curve_epsilon(a, 1e-9),
+			  cc_privacy_curve_epsilon(b, 1e-9));
+		cc_privacy_curve_free(a);
+		cc_privacy_curve_free(b);
+	}
+}
+
+/*
+ * Bounded discrete Gaussians: coordinates moved by (2, 1) and (3, 1) at
+ * sigma^2 1 and 4 against brute force; the curve is the continuous one of
+ * mu^2 = 2 rho shifted by l1 (plus kappa' a coordinate at infinity).
+ */
+static void
+test_dgauss_bound(void)
+{
+	static const int v[2][2] = {{2, 1}, {3, 1}};
+
+	for (int s = 1; s <= 4; s += 3)
+		for (int t = 0; t < 2; t++)
+		{
+			moves		m = moves_pmf(s, v[t], 2);
+			cc_charge	ch;
+			cc_privacy_curve *c;
+			double		mu2 = (double) (v[t][0] * v[t][0] + v[t][1] * v[t][1]) / s;
+			double		l1 = (double) (v[t][0] + v[t][1]) / s;
+			double		kappa = 2 * exp(-2 * M_PI * M_PI * s);
+
+			memset(&ch, 0, sizeof(ch));
+			ch.kind = CC_CHARGE_DGAUSS_BOUND;
+			ch.count = 1;
+			ch.sigma2.num = (uint64_t) s;
+			ch.sigma2.den = 1;
+			ch.rho = mu2 / 2;
+			ch.l1 = l1;
+			ch.coordinates = 2;
+			c = build(&ch, 1);
+			for (double e = 0.0; e <= 12.0; e += 0.25)
+			{
+				double		got = cc_privacy_curve_delta(c, e);
+				double		shifted = analytic_gaussian(sqrt(mu2), e - l1);
+
+				CHECK(got >= moves_delta(&m, e) * (1 - 1e-9),
+					  "moves (%d, %d) at sigma^2 %d, epsilon %g: %.17g below %.17g",
+					  v[t][0], v[t][1], s, e, got, moves_delta(&m, e));
+				/* or the zCDP conversion of rho, where that is less */
+				CHECK(got >= fmin(shifted, cc_zcdp_delta(mu2 / 2, e)) &&
+					  got <= fmin(1, 2 * kappa + shifted) * (1 + 1e-9) + 1e-300,
+					  "moves (%d, %d) at sigma^2 %d, epsilon %g: %.17g, not %.17g shifted",
+					  v[t][0], v[t][1], s, e, got, shifted);
+			}
+			cc_privacy_curve_free(c);
+			free(m.p);
+		}
+}
+
+/*
+ * What gaussian_honaker and blt charge (cc_params_cost, cc_charge_of_cost)
+ * bounds their releases: a tree of 3 levels (horizon 4) at rho 1, whose
+ * levels each see one of the moves a unit of sensitivity Delta can make,
+ * against brute force for every level moved alike by (Delta), (1, 1),
+ * (2, 1), (1, 1, 1) as they fit, and the levels mixed.  Exact for Delta <= 2:
+ * within 2e-3 in epsilon (the grid's) of the worst pattern, (Delta).
+ */
+static void
+test_tree_records(void)
+{
+	static const int patterns[4][3] = {{0}, {1, 1}, {2, 1}, {1, 1, 1}};
+	static const int sizes[4] = {1, 2, 2, 3};
+
+	for (int delta = 1; delta <= 3; delta++)
+	{
+		cc_params	p = params_zcdp(CC_GAUSSIAN_HONAKER, 1.0, 4);
+		cc_cost		cost;
+		cc_charge	ch;
+		cc_privacy_curve *c;
+		double		s2;
+
+		p.sensitivity = delta;
+		cost = cc_params_cost(&p);
+		cc_charge_of_cost(cost, 1, &ch);
+		s2 = (double) cost.gauss.sigma2.num / (double) cost.gauss.sigma2.den;
+		CHECK(cost.accounting == CC_ZCDP && cost.units == 1000000000 &&
+			  fabs(s2 - 3.0 * delta * delta / 2) < 1e-9 &&
+			  (delta <= 2 ? ch.kind == CC_CHARGE_DGAUSS && ch.count == 3 &&
+			   ch.sensitivity == (uint64_t) delta :
+			   ch.kind == CC_CHARGE_DGAUSS_BOUND && ch.coordinates == 9 &&
+			   fabs(ch.l1 - 9 / s2) < 1e-8 && ch.rho == 1.0),
+			  "gaussian_honaker, sensitivity %d: kind %d", delta, ch.kind);
+		c = build(&ch, 1);
+		for (int pat = 0; pat < 4; pat++)
+		{
+			int			v[9];
+			int			k = 0;
+			int			size = pat == 0 ? 1 : sizes[pat];
+			int			sum = 0;
+			moves		m;
+			int			below = 0;
+			int			exact = 0;
+
+			for (int i = 0; i < size; i++)
+				sum += pat == 0 ? delta : patterns[pat][i];
+			if (sum > delta)
+				continue;
+			for (int level = 0; level < 3; level++)
+				for (int i = 0; i < size; i++)
+					v[k++] = pat == 0 ? delta : patterns[pat][i];
+			m = moves_pmf(s2, v, k);
+			for (double e = 0.0; e <= 10.0; e += 0.25)
+			{
+				double		got = cc_privacy_curve_delta(c, e);
+				double		want = moves_delta(&m, e);
+
+				below += got < want * (1 - 1e-9);
+				exact += got <= moves_delta(&m, e - 2e-3);
+			}
+			CHECK(below == 0, "sensitivity %d, pattern %d: %d deltas below the true", delta, pat,
+				  below);
+			if (pat == 0 && delta <= 2)
+				CHECK(exact == 41, "sensitivity %d: %d of 41 deltas exact", delta, exact);
+			free(m.p);
+		}
+		/* and the three levels mixed: (1, 1, 1), (2, 1), (3) */
+		if (delta == 3)
+		{
+			int			v[] = {1, 1, 1, 2, 1, 3};
+			moves		m = moves_pmf(s2, v, 6);
+			int			below = 0;
+
+			for (double e = 0.0; e <= 10.0; e += 0.25)
+				below += cc_privacy_curve_delta(c, e) < moves_delta(&m, e) * (1 - 1e-9);
+			CHECK(below == 0, "sensitivity 3, levels mixed: %d deltas below the true", below);
+			free(m.p);
+		}
+		cc_privacy_curve_free(c);
+	}
+
+	/* blt: a bound; the pure kinds: their epsilon; unknown noise: rho only */
+	{
+		cc_params	p = params_zcdp(CC_BLT, 0.5, 1000);
+		cc_params	q = params_for(CC_BINARY, 0.25, 1000);
+		cc_charge	ch;
+		cc_cost		cost = cc_params_cost(&p);
+
+		cc_charge_of_cost(cost, 7, &ch);
+		CHECK(ch.kind == CC_CHARGE_DGAUSS_BOUND && ch.count == 7 && ch.coordinates == 1000 &&
+			  ch.l1 > 0 && ch.l1 < 1e-4 && ch.rho == 0.5, "blt: kind %d, l1 %g", ch.kind, ch.l1);
+		cc_charge_of_cost(cc_params_cost(&q), 3, &ch);
+		CHECK(ch.kind == CC_CHARGE_PURE && ch.count == 3 && ch.epsilon_units == 250000000,
+			  "binary: kind %d", ch.kind);
+		cc_charge_of_cost(cc_zcdp_cost(500000000), 2, &ch);
+		CHECK(ch.kind == CC_CHARGE_ZCDP && ch.count == 2 && ch.rho == 0.5, "rho only: kind %d",
+			  ch.kind);
+		cost = cc_params_cost(&p);
+		cost.gauss.shift = 1;
+		cost.gauss.coordinates = UINT64_MAX;
+		cc_charge_of_cost(cost, 2, &ch);
+		CHECK(ch.kind == CC_CHARGE_ZCDP && ch.count == 2, "coordinates overflowing: kind %d",
+			  ch.kind);
+	}
+}
+
+/*
+ * Charges known by their rho only: alone, the zCDP conversion; with a pure
+ * charge of 1, basic composition, above the exact curve of one 0.5-zCDP
+ * mechanism (the Gaussian) with it, and below the conversion of the whole
+ * (rho 1).  And the conversion of the whole caps a loose region: a bounded
+ * discrete Gaussian shifted by 5.
+ */
+static void
+test_rho_only(void)
+{
+	cc_charge	z;
+	cc_charge	ch[2];
+	cc_privacy_curve *c;
+	const double one = 1.0;
+	int			ok = 0;
+	int			cases = 0;
+
+	memset(&z, 0, sizeof(z));
+	z.kind = CC_CHARGE_ZCDP;
+	z.count = 1;
+	z.rho = 0.5;
+	c = build(&z, 1);
+	for (double e = 0.0; e <= 10.0; e += 0.5)
+	{
+		cases++;
+		ok += fabs(cc_privacy_curve_delta(c, e) - cc_zcdp_delta(0.5, e)) <=
+			1e-9 * cc_zcdp_delta(0.5, e);
+	}
+	CHECK(ok == cases, "rho only: %d of %d deltas the conversion's", ok, cases);
+	CHECK(fabs(cc_privacy_curve_epsilon(c, 1e-6) - cc_zcdp_epsilon(0.5, 1e-6)) < 1e-9 &&
+		  isinf(cc_privacy_curve_epsilon(c, 0.0)) && cc_privacy_curve_epsilon(c, 1.0) == 0.0,
+		  "rho only: epsilon %.12g", cc_privacy_curve_epsilon(c, 1e-6));
+	cc_privacy_curve_free(c);
+
+	ch[0] = pure(1.0);
+	ch[1] = z;
+	c = build(ch, 2);
+	ok = cases = 0;
+	for (double e = 0.5; e <= 6.0; e += 0.5)
+	{
+		double		got = cc_privacy_curve_delta(c, e);
+
+		cases++;
+		/* the conversions of the whole, and of the rho-only part beyond 1 */
+		ok += got >= integrate_mixed(&one, 1, 1.0, e) &&
+			got <= cc_zcdp_delta(1.0, e) * (1 + 1e-9) &&
+			got <= cc_zcdp_delta(0.5, e - 1.0) * (1 + 1e-9);
+	}
+	CHECK(ok == cases, "pure 1 and rho 0.5: %d of %d deltas between the bounds", ok, cases);
+	for (double d = 1e-2; d >= 1e-10; d *= 1e-2)
+	{
+		double		got = cc_privacy_curve_epsilon(c, d);
+
+		CHECK(cc_privacy_curve_delta(c, got) <= d * (1 + 1e-6) &&
+			  got <= cc_zcdp_epsilon(1.0, d) && got <= 1.0 + cc_zcdp_epsilon(0.5, d) + 1e-9 &&
+			  integrate_mixed(&one, 1, 1.0, got) <= d,
+			  "pure 1 and rho 0.5: epsilon(%g) %.12g", d, got);
+	}
+	cc_privacy_curve_free(c);
+
+	memset(&z, 0, sizeof(z));
+	z.kind = CC_CHARGE_DGAUSS_BOUND;
+	z.count = 1;
+	z.sigma2.num = 100;
+	z.sigma2.den = 1;
+	z.rho = 0.5;
+	z.l1 = 5.0;
+	z.coordinates = 10;
+	c = build(&z, 1);
+	ok = cases = 0;
+	for (double e = 0.0; e <= 10.0; e += 0.5)
+	{
+		cases++;
+		ok += cc_privacy_curve_delta(c, e) <= cc_zcdp_delta(0.5, e) * (1 + 1e-9);
+	}
+	CHECK(ok == cases, "a loose region under the conversion: %d of %d", ok, cases);
+	CHECK(cc_privacy_curve_epsilon(c, 1e-6) <= cc_zcdp_epsilon(0.5, 1e-6) + 1e-9,
+		  "a loose region: epsilon %.12g", cc_privacy_curve_epsilon(c, 1e-6));
+	cc_privacy_curve_free(c);
+}
+
 /* Counts allocations, failing the one numbered fail_at; checks frees. */
 typedef struct counting
 {
@@ -856,7 +1276,7 @@ static void
 test_refusals(void)
 {
 	cc_charge	bad[] = {gauss(-1.0), gauss(NAN), gauss(1e9), dgauss(0, 1, 1),
-	dgauss(1, 0, 1), dgauss(1, 1, 0), dgauss(1, 1, 1000001), pure(1001.0)};
+	dgauss(1, 0, 1), dgauss(1, 1, 0), dgauss(1, 1, 1000001)};
 	cc_charge	big[1001];
 	cc_charge	mix[] = {pure(0.1), pure(0.3333333333), dgauss(5, 2, 1), dgauss(1000000, 1, 1),
 	gauss(0.1)};
@@ -868,6 +1288,9 @@ test_refusals(void)
 	for (int i = 0; i < (int) (sizeof(bad) / sizeof(bad[0])); i++)
 		CHECK(cc_privacy_curve_build(&bad[i], 1, NULL, &c) == CC_REGION_BAD_CHARGE && c == NULL,
 			  "bad charge %d accepted", i);
+	big[0] = pure(1001.0);
+	CHECK(cc_privacy_curve_build(big, 1, NULL, &c) == CC_REGION_TOO_LARGE && c == NULL,
+		  "epsilon 1001 accepted");
 	for (int i = 0; i < 1001; i++)
 		big[i] = pure(1000.0);
 	CHECK(cc_privacy_curve_build(big, 1001, NULL, &c) == CC_REGION_TOO_LARGE && c == NULL,
@@ -904,5 +1327,10 @@ test_privacy_region(void)
 	test_discrete_gaussian();
 	test_monotone_inverse();
 	test_many_charges();
+	test_counts();
+	test_summed_dgauss();
+	test_dgauss_bound();
+	test_tree_records();
+	test_rho_only();
 	test_refusals();
 }
