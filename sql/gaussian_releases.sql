@@ -233,6 +233,11 @@ SELECT contcount.protect_table('gauss_visits', 'test.gauss_visits', 'user_id', '
 SELECT contcount.source_dimension('gauss_visits', 'country', ARRAY['fr', 'de']);
 SELECT contcount.protect_table('gauss_visits_pure', 'test.gauss_visits', 'user_id', 'at', 'gauss_pure_data',
                                max_rows => 2);
+-- a person may reach two countries here: blt's rounding is per moving
+-- stream, so blt is refused over the dimension (0A000), before any charge
+SELECT contcount.protect_table('gauss_visits_two', 'test.gauss_visits', 'user_id', 'at', 'gauss_data',
+                               max_rows => 2, max_groups => 2);
+SELECT contcount.source_dimension('gauss_visits_two', 'country', ARRAY['fr', 'de']);
 SELECT spent AS before_source FROM contcount.ledgers WHERE name = 'gauss' \gset
 -- the error bars are those of the series function with sensitivity 2
 SELECT r.key, count(*) AS steps, bool_and(r.stddev = s.stddev AND r.bound = s.bound) AS calibrated_for_max_rows
@@ -248,7 +253,8 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits_pure', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', rho => 0.125)$$),
     ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', 0.5, '1 day', '2026-01-01', 10, mechanism => 'blt', rho => 0.125)$$),
     ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt')$$),
-    ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', NULL, '1 day', '2026-01-01', 10)$$)
+    ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', NULL, '1 day', '2026-01-01', 10)$$),
+    ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits_two', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', dimension => 'country', rho => 0.125)$$)
 ) AS cases(s);
 SELECT name, spent FROM contcount.ledgers
 WHERE name IN ('gauss', 'gauss_pure', 'gauss_data', 'gauss_pure_data') ORDER BY name;

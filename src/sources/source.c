@@ -852,6 +852,19 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	if (PG_NARGS() > 9)
 		args.field[SPEC_RHO] = fcinfo->args[9];
 	spec_to_params(&args, &params);
+
+	/*
+	 * blt's noise covers one moving stream's rounding of its fixed point;
+	 * a person whose rows reach several keys moves several streams, each
+	 * with its own rounding, which its rho does not cover.
+	 */
+	if (params.kind == CC_BLT && release.nkeys > 1 && release.source.max_groups > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("blt cannot release a dimension of a source whose persons reach several groups"),
+				 errdetail("Source \"%s\" lets a person count in %d groups.", name,
+						   release.source.max_groups),
+				 errhint("Use mechanism gaussian_honaker, or release without a dimension.")));
 	if (steps > MAX_CELLS / release.nkeys)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
