@@ -223,8 +223,7 @@ gaussian_honaker_push(cc_state *state, int64_t x, cc_rng *rng)
  * node the squared weights add up to
  *		sum_j 2^(d-j) 4^j / D_d^2 = 2^d (2^(d+1) - 1) / D_d^2 = 2^d / D_d,
  * which is v_d / sigma^2.  The live nodes' subtrees are disjoint, so their
- * estimates are independent: the bound takes each one's moment generating
- * function from honaker_node_log_mgf().
+ * estimates are independent.
  */
 static void
 honaker_noise(const cc_state *state, cc_noise *noise)
@@ -233,20 +232,104 @@ honaker_noise(const cc_state *state, cc_noise *noise)
 
 	noise->variance = part->share * state->scale_variance;
 	noise->rounding = 0.5;
-	noise->nodes = __builtin_popcountll((unsigned long long) state->t);
-	noise->levels = cc_tree_levels(state->params.horizon);
 }
 
-/* The weights above, each draw's factor of the node's moment generating function. */
+/*
+ * The weight 2^j / D_d as a double no smaller: the bound only grows with the
+ * weights, and D_d has more bits than a double above level 52.
+ */
 static double
-honaker_node_log_mgf(int d, double lambda, double inv_b)
+weight(int j, int d)
 {
-	double		sum = 0.0;
+	return (double) (UINT64_C(1) << j) * inverse_denominator[d] * (1.0 + 0x1p-50);
+}
+
+static int
+honaker_node_pieces(const cc_params *params, int d, cc_piece *out)
+{
+	double		inv_b = cc_inverse_scale(cc_params_scale(params, honaker_multiplier(params)));
 
 	for (int j = 0; j <= d; j++)
-		sum += (double) (UINT64_C(1) << (d - j)) *
-			cc_dlap_log_mgf(inv_b, lambda * (double) (UINT64_C(1) << j) * inverse_denominator[d]);
-	return sum;
+		out[j] = (cc_piece) {(double) (UINT64_C(1) << (d - j)), inv_b, weight(j, d)};
+	return d + 1;
+}
+
+/*
+ * The bound: every step a segment.  The largest single weight of a release
+ * is its lowest live node's own draw, 2^d0 / D_d0, whose tail bounds.c sums
+ * exactly; the rest is that node's lower levels and the other live nodes,
+ * the worst popcount(t) - 1 of those above d0 at every lambda.  A class is
+ * (popcount(t), d0), with d0 = ctz(t) up to 5; the steps with d0 >= 6 (a
+ * 64th of them, whose own weights are all within 1/127 of 1/2) form one
+ * class per popcount, bounded by their nodes from level 6 up alone.
+ */
+#define EXACT_LOW_LEVELS 6
+
+static void
+honaker_bound_class(const cc_state *state, int64_t *group, int64_t *key)
+{
+	int			low = __builtin_ctzll((unsigned long long) state->t);
+
+	*group = 0;
+	*key = __builtin_popcountll((unsigned long long) state->t) * 8 +
+		(low < EXACT_LOW_LEVELS ? low : EXACT_LOW_LEVELS);
+}
+
+static int
+honaker_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+					  cc_class *out)
+{
+	int			levels = (int) cc_tree_levels(params->horizon);
+	int			n = 0;
+
+	(void) group;
+	*segments = params->horizon;
+	for (int k = 1; k <= levels; k++)
+	{
+		for (int low = 0; low <= EXACT_LOW_LEVELS; low++)
+		{
+			int64_t		steps;
+
+			if (low == EXACT_LOW_LEVELS)
+				steps = cc_count_popcount(params->horizon >> low, k);
+			else if ((params->horizon >> low) == 0)
+				steps = 0;
+			else
+			{
+				/* t = 2^low (2v + 1) <= T, popcount(v) = k - 1 */
+				int64_t		v_max = ((params->horizon >> low) - 1) / 2;
+
+				steps = k == 1 ? 1 : cc_count_popcount(v_max, k - 1);
+			}
+			if (steps > 0)
+				out[n++] = (cc_class) {k * 8 + low, steps};
+		}
+	}
+	return n;
+}
+
+static void
+honaker_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	int			k = (int) (key / 8);
+	int			low = (int) (key % 8);
+
+	(void) group;
+	tail->rounding = 0.5;
+	if (low == EXACT_LOW_LEVELS)
+	{
+		tail->choose = k;
+		tail->from = low;
+		return;
+	}
+	/* the node's own draw exactly, its lower levels as pieces */
+	honaker_node_pieces(params, low, tail->pieces);
+	tail->exact = 1;
+	tail->exact_inv_b = tail->pieces[low].inv_b;
+	tail->exact_weight = tail->pieces[low].weight;
+	tail->npieces = low;
+	tail->choose = k - 1;
+	tail->from = low + 1;
 }
 
 /* sigma^2 = L Delta^2 / (2 rho), as the head of the file says */
@@ -272,6 +355,44 @@ gaussian_honaker_noise(const cc_state *state, cc_noise *noise)
 	noise->rounding = 0.5;
 }
 
+/*
+ * The bound's classes are binary's (the popcount of t); a class's proxy is
+ * sigma^2 times its largest share, that of levels 0 .. k - 1 (2^d / D_d
+ * falls with d).
+ */
+static int
+gaussian_honaker_bound_classes(const cc_params *params, int64_t group,
+							   int64_t *segments, cc_class *out)
+{
+	int			n = 0;
+
+	(void) group;
+	*segments = params->horizon;
+	for (int k = 1; k <= cc_tree_levels(params->horizon); k++)
+	{
+		int64_t		steps = cc_count_popcount(params->horizon, k);
+
+		if (steps > 0)
+			out[n++] = (cc_class) {k, steps};
+	}
+	return n;
+}
+
+static void
+gaussian_honaker_bound_tail(const cc_params *params, int64_t group, int64_t key,
+							cc_tail *tail)
+{
+	cc_scale	sigma2;
+	double		share = 0.0;
+
+	(void) group;
+	gaussian_honaker_sigma2(params, &sigma2);
+	for (int d = 0; d < key; d++)
+		share += weight(d, d);
+	tail->proxy = share * cc_scale_value(sigma2) * (1.0 + 0x1p-50);
+	tail->rounding = 0.5;
+}
+
 const cc_mechanism_ops cc_gaussian_honaker_ops = {
 	.name = "gaussian_honaker",
 	.privacy = CC_ZCDP,
@@ -280,6 +401,8 @@ const cc_mechanism_ops cc_gaussian_honaker_ops = {
 	.gaussian_noise = gaussian_honaker_noise,
 	.part_size = honaker_size,
 	.push = gaussian_honaker_push,
+	.bound_classes = gaussian_honaker_bound_classes,
+	.bound_tail = gaussian_honaker_bound_tail,
 };
 
 const cc_mechanism_ops cc_honaker_ops = {
@@ -289,5 +412,8 @@ const cc_mechanism_ops cc_honaker_ops = {
 	.part_size = honaker_size,
 	.push = honaker_push,
 	.weighted_noise = honaker_noise,
-	.node_log_mgf = honaker_node_log_mgf,
+	.bound_class = honaker_bound_class,
+	.bound_classes = honaker_bound_classes,
+	.bound_tail = honaker_bound_tail,
+	.node_pieces = honaker_node_pieces,
 };

@@ -204,6 +204,35 @@ smooth_terms(const cc_state *state, cc_term *terms)
 	return 1;
 }
 
+/* The bound: every step a segment, all of one class, k draws. */
+static void
+smooth_bound_class(const cc_state *state, int64_t *group, int64_t *key)
+{
+	const cc_smooth_part *part = cc_state_part(state);
+
+	*group = 0;
+	*key = part->height / 2;
+}
+
+static int
+smooth_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+					 cc_class *out)
+{
+	(void) group;
+	*segments = params->horizon;
+	out[0] = (cc_class) {smooth_height(params->horizon) / 2, params->horizon};
+	return 1;
+}
+
+static void
+smooth_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	(void) group;
+	tail->exact = key;
+	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, smooth_multiplier(params)));
+	tail->exact_weight = 1.0;
+}
+
 const cc_mechanism_ops cc_smooth_binary_ops = {
 	.name = "smooth_binary",
 	.needs_horizon = true,
@@ -212,5 +241,8 @@ const cc_mechanism_ops cc_smooth_binary_ops = {
 	.init = smooth_init,
 	.push = smooth_push,
 	.terms = smooth_terms,
+	.bound_class = smooth_bound_class,
+	.bound_classes = smooth_bound_classes,
+	.bound_tail = smooth_bound_tail,
 	.part_valid = smooth_part_valid,
 };
