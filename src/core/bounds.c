@@ -212,8 +212,7 @@ typedef struct dl_sum
 	double		p;
 	double		q;
 	double		log_q;
-	double		gamma[EXACT_DRAWS + 1]; /* gamma_i, i = 1 .. n */
-	double		log_gamma[EXACT_DRAWS + 1];
+	double		log_gamma[EXACT_DRAWS + 1]; /* ln gamma_i, i = 1 .. n */
 	double		suffix[EXACT_DRAWS];	/* Gamma_j = sum_(i>j) gamma_i */
 	double		zero;			/* P(S = 0) */
 } dl_sum;
@@ -221,6 +220,7 @@ typedef struct dl_sum
 static bool
 dl_sum_init(dl_sum *s, int64_t n, double inv_b)
 {
+	double		gamma[EXACT_DRAWS + 1];
 	double		log_1p;
 	double		p2;
 	double		choose;
@@ -235,7 +235,7 @@ dl_sum_init(dl_sum *s, int64_t n, double inv_b)
 	s->log_q = log(s->q);
 	log_1p = log1p(s->p);
 	p2 = s->p * s->p;
-	s->gamma[s->n] = exp(-n * log_1p);
+	gamma[s->n] = exp(-n * log_1p);
 	for (int j = 1; j < s->n; j++)
 	{
 		/* C(n, l) C(j-1, l-1) p^(2l), l = 1 .. j: at most 2^(2n) */
@@ -247,13 +247,13 @@ dl_sum_init(dl_sum *s, int64_t n, double inv_b)
 			term *= (double) (n - l) / (double) (l + 1) * (double) (j - l) / (double) l * p2;
 			sum += term;
 		}
-		s->gamma[s->n - j] = exp(-(double) (n + j) * log_1p) * sum;
+		gamma[s->n - j] = exp(-(double) (n + j) * log_1p) * sum;
 	}
 	for (int i = 1; i <= s->n; i++)
-		s->log_gamma[i] = log(s->gamma[i]);
-	s->suffix[s->n - 1] = s->gamma[s->n];
+		s->log_gamma[i] = log(gamma[i]);
+	s->suffix[s->n - 1] = gamma[s->n];
 	for (int j = s->n - 2; j >= 0; j--)
-		s->suffix[j] = s->suffix[j + 1] + s->gamma[j + 1];
+		s->suffix[j] = s->suffix[j + 1] + gamma[j + 1];
 	/* P(S = 0) */
 	choose = 1.0;
 	sum = 1.0;
@@ -1100,7 +1100,7 @@ typedef struct class_entry
 
 #define GROUP_CACHE 8
 #define CLASS_CACHE 1024		/* a power of two */
-#define CANDIDATES 32
+#define CANDIDATES 64
 
 static group_entry groups[GROUP_CACHE];
 static class_entry classes[CLASS_CACHE];
@@ -1287,9 +1287,9 @@ cc_bound(const cc_state *state, const cc_noise *noise)
 	if (ops->privacy == CC_ZCDP)
 	{
 		/* the step's own proxy, never above its class's */
-		e = group_of(&state->params, 0);
 		cc_tail		tail = {.proxy = noise->proxy, .rounding = noise->rounding};
 
+		e = group_of(&state->params, 0);
 		return fmin(e->cap, cheap_floor_of(&state->params, &tail, e->log_floor));
 	}
 	ops->bound_class(state, &group, &key);
