@@ -115,11 +115,11 @@
  *
  * Cost.  A group's cap and a class's bound depend on public parameters
  * only, and are cached per process: a release computes each once per
- * distinct class (popcount(t) for binary; a few dozen classes at most for a
- * window of any length), and every other read is a lookup.  The cap first
- * bounds every class by its plain Chernoff bound, which is cheap, and
- * evaluates the exact tails only of the classes that bound leaves above the
- * cap.
+ * distinct class (popcount(t) for binary; some hundreds at most for a window
+ * of any length), and every other read is a lookup.  The cap first bounds
+ * every class by its plain Chernoff bound, which is cheap and gives a line
+ * e^(psi(lambda) - lambda x) good at every threshold, and evaluates the
+ * precise tails of the CANDIDATES classes that bound leaves highest only.
  */
 #include "mechanism_int.h"
 
@@ -673,6 +673,7 @@ typedef struct prepared
 	double		exact_inv_b;
 	double		exact_weight;
 	int			ngrid;
+	int			hint;			/* the grid point best at the last threshold */
 	double		lambda[GRID];
 	double		intercept[GRID];	/* A at lambda */
 	int			npieces;		/* every draw, for Chernoff */
@@ -819,6 +820,7 @@ prepare(const cc_params *params, const cc_tail *t, prepared *c)
 		c->intercept[c->ngrid] = intercept(lambda, discrete, smooth, variance, squares / 6.0);
 		c->ngrid++;
 	}
+	c->hint = c->ngrid / 2;
 }
 
 /* ln E[min(1, e^(A - lambda x) e^(lambda w X0))] at grid point g */
@@ -840,7 +842,7 @@ grid_log_tail(const prepared *c, int g, double x)
  * head of the file's 1., 2. or 3.
  */
 static double
-prepared_log_tail(const prepared *c, double x)
+prepared_log_tail(prepared *c, double x)
 {
 	double		one_sided;
 
@@ -863,13 +865,37 @@ prepared_log_tail(const prepared *c, double x)
 			break;
 		case WAY_GRID:
 			{
-				/* golden-section search over the grid's points */
-				int			lo = 0;
-				int			hi = c->ngrid - 1;
+				/*
+				 * The least over the grid, searched from the last
+				 * evaluation's best point (thresholds come in a search, and
+				 * their best lambdas move little): steps doubling downhill,
+				 * then a ternary search in the last bracket.  Any point is a
+				 * bound; the search only finds a good one.
+				 */
+				int			g = c->hint;
+				int			dir;
+				int			step = 1;
+				int			lo;
+				int			hi;
+				double		best;
 
 				one_sided = 0.0;
 				if (c->ngrid == 0)
 					break;
+				best = grid_log_tail(c, g, x);
+				dir = g + 1 < c->ngrid && grid_log_tail(c, g + 1, x) < best ? 1 : -1;
+				while (g + dir * step >= 0 && g + dir * step < c->ngrid)
+				{
+					double		f = grid_log_tail(c, g + dir * step, x);
+
+					if (f >= best)
+						break;
+					best = f;
+					g += dir * step;
+					step *= 2;
+				}
+				lo = g - step > 0 ? g - step : 0;
+				hi = g + step < c->ngrid - 1 ? g + step : c->ngrid - 1;
 				while (hi - lo > 2)
 				{
 					int			m1 = lo + (hi - lo) / 3;
@@ -877,14 +903,23 @@ prepared_log_tail(const prepared *c, double x)
 					double		f1 = grid_log_tail(c, m1, x);
 					double		f2 = grid_log_tail(c, m2, x);
 
-					one_sided = fmin(one_sided, fmin(f1, f2));
 					if (f1 <= f2)
 						hi = m2;
 					else
 						lo = m1;
 				}
-				for (int g = lo; g <= hi; g++)
-					one_sided = fmin(one_sided, grid_log_tail(c, g, x));
+				for (int i = lo; i <= hi; i++)
+				{
+					double		f = grid_log_tail(c, i, x);
+
+					if (f < best)
+					{
+						best = f;
+						g = i;
+					}
+				}
+				c->hint = g;
+				one_sided = fmin(best, 0.0);
 			}
 			break;
 		default:
@@ -896,8 +931,7 @@ prepared_log_tail(const prepared *c, double x)
 /*
  * The cheap bound of the head of the file's last paragraph: Chernoff over
  * all the draws, and for honaker over the k largest nodes of all levels
- * (which no class of k live nodes exceeds).  Either as a tail at x, or
- * as the least threshold m whose tail is at most e^target.
+ * (which no class of k live nodes exceeds).
  */
 static int
 cheap_pieces(const cc_tail *t, cc_piece *pieces)
@@ -918,30 +952,6 @@ cheap_nodes_log_mgf(const node_grid *ng, int g, int k)
 					   ng->levels, 0, k, true);
 }
 
-static double
-cheap_log_tail(const cc_params *params, const cc_tail *t, double x)
-{
-	cc_piece	pieces[CC_TAIL_PIECES + 1];
-	double		best;
-
-	if (x <= 0.0)
-		return 0.0;
-	if (cc_kind_privacy(params->kind) == CC_ZCDP)
-		best = -x * x / (2.0 * t->proxy);
-	else if (t->choose > 0)
-	{
-		const node_grid *ng = node_grid_of(params);
-		int			k = t->choose + (t->exact > 0 ? 1 : 0);
-
-		best = 0.0;
-		for (int g = 0; g < GRID; g++)
-			best = fmin(best, cheap_nodes_log_mgf(ng, g, k) - ng->top * exp(-ng->step * g) * x);
-	}
-	else
-		best = chernoff_log_tail(pieces, cheap_pieces(t, pieces), x);
-	return fmin(M_LN2 + best + LOG_SAFETY, 0.0);
-}
-
 /*
  * The least x with ln 2 + psi(lambda) - lambda x + LOG_SAFETY <= target at
  * some lambda: the least over lambda of (psi(lambda) + c) / lambda, which
@@ -956,7 +966,7 @@ quantile_at(const cc_piece *pieces, int n, double lambda, double c)
 }
 
 static double
-chernoff_quantile(const cc_piece *pieces, int n, double c)
+chernoff_quantile(const cc_piece *pieces, int n, double c, double *best_lambda)
 {
 	const double golden = 0.61803398874989485;
 	double		lambda_max = INFINITY;
@@ -971,15 +981,26 @@ chernoff_quantile(const cc_piece *pieces, int n, double c)
 	for (int i = 0; i < n; i++)
 		if (pieces[i].count > 0 && pieces[i].inv_b / pieces[i].weight < lambda_max)
 			lambda_max = pieces[i].inv_b / pieces[i].weight;
+	*best_lambda = 0.0;
 	if (lambda_max == INFINITY)
 		return 0.0;
 	u1 = hi - golden * (hi - lo);
 	u2 = lo + golden * (hi - lo);
 	f1 = quantile_at(pieces, n, lambda_max * exp(u1), c);
 	f2 = quantile_at(pieces, n, lambda_max * exp(u2), c);
-	best = fmin(f1, f2);
+	best = INFINITY;
 	for (int i = 0; i < 64; i++)
 	{
+		if (f1 < best)
+		{
+			best = f1;
+			*best_lambda = lambda_max * exp(u1);
+		}
+		if (f2 < best)
+		{
+			best = f2;
+			*best_lambda = lambda_max * exp(u2);
+		}
 		if (f1 <= f2)
 		{
 			hi = u2;
@@ -987,7 +1008,6 @@ chernoff_quantile(const cc_piece *pieces, int n, double c)
 			f2 = f1;
 			u1 = hi - golden * (hi - lo);
 			f1 = quantile_at(pieces, n, lambda_max * exp(u1), c);
-			best = fmin(best, f1);
 		}
 		else
 		{
@@ -996,7 +1016,6 @@ chernoff_quantile(const cc_piece *pieces, int n, double c)
 			f1 = f2;
 			u2 = lo + golden * (hi - lo);
 			f2 = quantile_at(pieces, n, lambda_max * exp(u2), c);
-			best = fmin(best, f2);
 		}
 	}
 	return best;
@@ -1007,14 +1026,19 @@ chernoff_quantile(const cc_piece *pieces, int n, double c)
  * that is at most the cap (its precise tail may only lower it), and what
  * decides whether the cap counts the class at its floor.  For zCDP kinds a
  * closed form, monotone in the proxy and the rounding, so a step's, from
- * its own proxy, never exceeds its class's.
+ * its own proxy, never exceeds its class's.  Also the line of the lambda
+ * that sets it, *lambda and *log_mgf (ln E[exp(lambda N)]): a bound on the
+ * tail at any threshold in one step, for the cap's search.
  */
 static double
-cheap_floor_of(const cc_params *params, const cc_tail *t, double target)
+cheap_floor_of(const cc_params *params, const cc_tail *t, double target,
+			   double *lambda, double *log_mgf)
 {
 	double		c = M_LN2 + LOG_SAFETY - target;
 	double		x;
 
+	*lambda = 0.0;
+	*log_mgf = 0.0;
 	if (cc_kind_privacy(params->kind) == CC_ZCDP)
 		x = sqrt(2.0 * t->proxy * c);
 	else if (t->choose > 0)
@@ -1024,31 +1048,64 @@ cheap_floor_of(const cc_params *params, const cc_tail *t, double target)
 
 		x = INFINITY;
 		for (int g = 0; g < GRID; g++)
-			x = fmin(x, (cheap_nodes_log_mgf(ng, g, k) + c) / (ng->top * exp(-ng->step * g)));
+		{
+			double		at = ng->top * exp(-ng->step * g);
+			double		psi = cheap_nodes_log_mgf(ng, g, k);
+
+			if ((psi + c) / at < x)
+			{
+				x = (psi + c) / at;
+				*lambda = at;
+				*log_mgf = psi;
+			}
+		}
 	}
 	else
 	{
 		cc_piece	pieces[CC_TAIL_PIECES + 1];
+		int			n = cheap_pieces(t, pieces);
 
-		x = chernoff_quantile(pieces, cheap_pieces(t, pieces), c);
+		x = chernoff_quantile(pieces, n, c, lambda);
+		*log_mgf = pieces_log_mgf(pieces, n, *lambda);
 	}
 	/* against the rounding of the terms and the division */
 	return fmax(ceil(x * (1.0 + 1e-9) + t->rounding - 1.0), 0.0);
 }
 
+/* ln of the cheap line's bound on P(|N| >= x) */
+static double
+line_log_tail(const cc_params *params, const cc_tail *t, double lambda, double log_mgf,
+			  double x)
+{
+	if (x <= 0.0)
+		return 0.0;
+	if (cc_kind_privacy(params->kind) == CC_ZCDP)
+		return fmin(M_LN2 - x * x / (2.0 * t->proxy) + LOG_SAFETY, 0.0);
+	if (lambda <= 0.0)
+		return log_mgf == 0.0 ? -INFINITY : 0.0;
+	return fmin(M_LN2 + log_mgf - lambda * x + LOG_SAFETY, 0.0);
+}
+
 /*
  * The least integer m in [0, hi] with f(m) <= target, hi passing, to within
- * one part in 4096 (or exactly, below 4096): the thresholds are integers
- * held in doubles, and a passing one is a bound whether least or not.
+ * one part in 512 (or exactly, below 512): the thresholds are integers held
+ * in doubles, and a passing one is a bound whether least or not.  The
+ * search starts at 3/4 of hi, where a precise tail usually passes no longer
+ * (its cheap bound set hi), and falls back to the whole range if it does.
  */
 typedef double (*log_tail_fn) (const void *ctx, double m);
 
 static double
 least_passing(log_tail_fn f, const void *ctx, double hi, double target)
 {
-	double		lo = -1.0;		/* fails, or is below the range */
+	double		lo = floor(0.75 * hi);
 
-	while (hi - lo > 1.0 && hi - lo > hi * 0x1p-12)
+	if (lo >= hi || f(ctx, lo) <= target)
+	{
+		hi = lo < hi ? lo : hi;
+		lo = -1.0;				/* fails, or is below the range */
+	}
+	while (hi - lo > 1.0 && hi - lo > hi * 0x1p-9)
 	{
 		double		mid = floor(lo + (hi - lo) / 2.0);
 
@@ -1067,7 +1124,7 @@ typedef struct class_at
 {
 	const cc_params *params;
 	const cc_tail *tail;
-	const prepared *prep;
+	prepared   *prep;
 } class_at;
 
 static double
@@ -1079,38 +1136,32 @@ class_log_tail(const void *ctx, double m)
 }
 
 /*
- * Caches.  A group entry holds a group's cap; a class entry a class's bound,
- * tied to its group entry by the entry's stamp.
+ * The cache: a group entry holds a group's cap and the bounds of its classes
+ * computed so far, by key (every kind's keys are below CC_CLASS_KEYS), so
+ * that a read finds its class's bound without a search.
  */
 typedef struct group_entry
 {
 	cc_params	params;
 	int64_t		group;
-	uint64_t	stamp;			/* 0: empty */
+	bool		used;
 	double		log_floor;		/* ln(phi delta) */
 	double		cap;
+	double		bounds[CC_CLASS_KEYS];	/* NaN: not computed yet */
 } group_entry;
 
-typedef struct class_entry
-{
-	uint64_t	stamp;
-	int64_t		key;
-	double		bound;
-} class_entry;
-
 #define GROUP_CACHE 8
-#define CLASS_CACHE 1024		/* a power of two */
 #define CANDIDATES 64
 
 static group_entry groups[GROUP_CACHE];
-static class_entry classes[CLASS_CACHE];
-static uint64_t next_stamp = 1;
 static int	last_group;
 static int	next_victim;
 
 /* the scratch of a cap's computation */
 static cc_class class_list[CC_MAX_CLASSES];
 static double cheap_floor[CC_MAX_CLASSES];
+static double cheap_lambda[CC_MAX_CLASSES];
+static double cheap_log_mgf[CC_MAX_CLASSES];
 static prepared candidates[CANDIDATES];	/* of class_order's first */
 
 typedef struct cap_search
@@ -1125,7 +1176,7 @@ typedef struct cap_search
  * ln of the sum the cap keeps within the budget, at m, less ln budget:
  * classes whose cheap floor is at most m at their floor, the others at the
  * larger of their floor and their tail, the precise one for the candidates
- * and the cheap one for the rest.  The classes go by decreasing cheap floor,
+ * and the cheap floor's line for the rest.  The classes go by decreasing cheap floor,
  * so that an m far too small fails after a few.
  */
 static int	class_order[CC_MAX_CLASSES];
@@ -1164,7 +1215,8 @@ cap_sum(const void *ctx, double m)
 
 			memset(&tail, 0, sizeof(tail));
 			ops->bound_tail(&e->params, e->group, class_list[i].key, &tail);
-			log_tail = cheap_log_tail(&e->params, &tail, m + 1.0 - tail.rounding);
+			log_tail = line_log_tail(&e->params, &tail, cheap_lambda[i], cheap_log_mgf[i],
+									 m + 1.0 - tail.rounding);
 		}
 		sum = log_add(sum, log((double) class_list[i].segments) + fmax(log_tail, e->log_floor));
 		if (sum > s->log_budget)
@@ -1203,7 +1255,8 @@ compute_cap(group_entry *e)
 
 		memset(&tail, 0, sizeof(tail));
 		ops->bound_tail(&e->params, e->group, class_list[i].key, &tail);
-		cheap_floor[i] = cheap_floor_of(&e->params, &tail, e->log_floor);
+		cheap_floor[i] = cheap_floor_of(&e->params, &tail, e->log_floor, &cheap_lambda[i],
+										&cheap_log_mgf[i]);
 		hi = fmax(hi, cheap_floor[i]);
 		class_order[i] = i;
 	}
@@ -1221,19 +1274,32 @@ compute_cap(group_entry *e)
 	e->cap = least_passing(cap_sum, &s, hi, 0.0);
 }
 
+/* a == b, in eight word compares and no call: every read of a window asks */
+static inline bool
+same_params(const cc_params *a, const cc_params *b)
+{
+	uint64_t	x[sizeof(cc_params) / 8];
+	uint64_t	y[sizeof(cc_params) / 8];
+	uint64_t	differ = 0;
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	for (size_t i = 0; i < sizeof(x) / 8; i++)
+		differ |= x[i] ^ y[i];
+	return differ == 0;
+}
+
 static group_entry *
 group_of(const cc_params *params, int64_t group)
 {
 	group_entry *e = &groups[last_group];
 
-	if (e->stamp != 0 && e->group == group &&
-		memcmp(&e->params, params, sizeof(*params)) == 0)
+	if (e->used && e->group == group && same_params(&e->params, params))
 		return e;
 	for (int i = 0; i < GROUP_CACHE; i++)
 	{
 		e = &groups[i];
-		if (e->stamp != 0 && e->group == group &&
-			memcmp(&e->params, params, sizeof(*params)) == 0)
+		if (e->used && e->group == group && same_params(&e->params, params))
 		{
 			last_group = i;
 			return e;
@@ -1244,7 +1310,9 @@ group_of(const cc_params *params, int64_t group)
 	e = &groups[last_group];
 	e->params = *params;
 	e->group = group;
-	e->stamp = next_stamp++;
+	e->used = true;
+	for (int i = 0; i < CC_CLASS_KEYS; i++)
+		e->bounds[i] = NAN;
 	compute_cap(e);
 	return e;
 }
@@ -1260,11 +1328,16 @@ class_bound(const group_entry *e, int64_t key)
 	prepared	prep;
 	class_at	c = {&e->params, &tail, &prep};
 	double		hi;
+	double		lambda;
+	double		log_mgf;
 
 	memset(&tail, 0, sizeof(tail));
 	cc_mechanism(e->params.kind)->bound_tail(&e->params, e->group, key, &tail);
-	hi = cheap_floor_of(&e->params, &tail, e->log_floor);
+	hi = cheap_floor_of(&e->params, &tail, e->log_floor, &lambda, &log_mgf);
 	prepare(&e->params, &tail, &prep);
+	/* Chernoff's own quantile: the cheap floor already */
+	if (prep.way == WAY_CHERNOFF || prep.way == WAY_GAUSSIAN)
+		return fmin(hi, e->cap);
 	if (hi > e->cap)
 	{
 		/* counted at its tail at the cap: the cap, unless Q_c is below */
@@ -1279,29 +1352,24 @@ double
 cc_bound(const cc_state *state, const cc_noise *noise)
 {
 	const cc_mechanism_ops *ops = cc_mechanism(state->params.kind);
-	const group_entry *e;
+	group_entry *e;
 	int64_t		group = 0;
 	int64_t		key;
-	class_entry *slot;
 
 	if (ops->privacy == CC_ZCDP)
 	{
 		/* the step's own proxy, never above its class's */
 		cc_tail		tail = {.proxy = noise->proxy, .rounding = noise->rounding};
+		double		lambda;
+		double		log_mgf;
 
 		e = group_of(&state->params, 0);
-		return fmin(e->cap, cheap_floor_of(&state->params, &tail, e->log_floor));
+		return fmin(e->cap, cheap_floor_of(&state->params, &tail, e->log_floor, &lambda,
+											&log_mgf));
 	}
 	ops->bound_class(state, &group, &key);
 	e = group_of(&state->params, group);
-	slot = &classes[((e->stamp * UINT64_C(0x9e3779b97f4a7c15) +
-					  (uint64_t) key * UINT64_C(0xc2b2ae3d27d4eb4f)) >> 54) &
-					(CLASS_CACHE - 1)];
-	if (slot->stamp != e->stamp || slot->key != key)
-	{
-		slot->bound = class_bound(e, key);
-		slot->stamp = e->stamp;
-		slot->key = key;
-	}
-	return slot->bound;
+	if (isnan(e->bounds[key]))
+		e->bounds[key] = class_bound(e, key);
+	return e->bounds[key];
 }

@@ -70,6 +70,37 @@ static const double inverse_denominator[64] = {
 	INVERSE16(0), INVERSE16(16), INVERSE16(32), INVERSE16(48)
 };
 
+/*
+ * The share of a draw's variance in the release at t, sum over the set bits
+ * d of t of 2^d / D_d, by bytes of t: share_by_byte[i][v] sums the levels
+ * 8i + j for the set bits j of v.  Filled at the first use.
+ */
+static double share_by_byte[8][256];
+static bool share_ready;
+
+static double
+share_of(uint64_t t)
+{
+	double		share = 0.0;
+
+	if (!share_ready)
+	{
+		for (int i = 0; i < 8; i++)
+			for (int v = 0; v < 256; v++)
+			{
+				share_by_byte[i][v] = 0.0;
+				for (int j = 0; j < 8; j++)
+					if ((v >> j) & 1)
+						share_by_byte[i][v] += (double) (UINT64_C(1) << (8 * i + j)) *
+							inverse_denominator[8 * i + j];
+			}
+		share_ready = true;
+	}
+	for (int i = 0; t != 0; i++, t >>= 8)
+		share += share_by_byte[i][t & 255];
+	return share;
+}
+
 /* Levels of the tree, as for the binary mechanism. */
 static uint64_t
 honaker_multiplier(const cc_params *params)
@@ -101,8 +132,31 @@ floor_divide(__int128 n, int d, int64_t *q, int64_t *r)
 	}
 	else if (n >= INT64_MIN && n <= INT64_MAX)
 	{
-		wide_q = (int64_t) n / (int64_t) denominator(d);
-		wide_r = (int64_t) n % (int64_t) denominator(d);
+		int64_t		narrow = (int64_t) n;
+
+		/*
+		 * Constant divisors for the levels that close most often (15 steps
+		 * in 16 close at most level 4), which the compiler turns into
+		 * multiplications
+		 */
+		switch (d)
+		{
+			case 1:
+				wide_q = narrow / 3;
+				break;
+			case 2:
+				wide_q = narrow / 7;
+				break;
+			case 3:
+				wide_q = narrow / 15;
+				break;
+			case 4:
+				wide_q = narrow / 31;
+				break;
+			default:
+				wide_q = narrow / (int64_t) denominator(d);
+		}
+		wide_r = narrow - (int64_t) wide_q * (int64_t) denominator(d);
 	}
 	else
 	{
@@ -144,9 +198,8 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 	int64_t		exact = x;
 	__int128	scaled;			/* D_j times the estimate's error, level j */
 	int64_t		error_whole;
-	int64_t		wholes = 0;
+	__int128	wholes = 0;
 	double		fractions = 0.0;
-	double		share = 0.0;
 
 	/*
 	 * The estimate's error, not the estimate, is carried up: it needs fewer
@@ -174,22 +227,22 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 		return CC_OVERFLOW;
 	node[closing].exact = exact;
 
-	/* the release, and the share of a draw's variance that reads report */
+	/* the release: at most 63 int64 wholes, which 128 bits hold */
 	for (uint64_t bits = (uint64_t) t; bits != 0; bits &= bits - 1)
 	{
 		int			d = __builtin_ctzll(bits);
-		double		inverse = inverse_denominator[d];
 
-		if (!cc_add(wholes, node[d].whole, &wholes))
-			return CC_OVERFLOW;
-		fractions += (double) node[d].frac * inverse;
-		share += (double) (UINT64_C(1) << d) * inverse;
+		wholes += node[d].whole;
+		fractions += (double) node[d].frac * inverse_denominator[d];
 	}
-	part->share = share;
+	/* and the share of a draw's variance that reads report */
+	part->share = share_of((uint64_t) t);
 	part->top_weight = (double) (UINT64_C(1) << closing) * inverse_denominator[closing];
-	/* fractions is below L: its rounding is a small integer */
-	if (!cc_add(wholes, (int64_t) floor(fractions + 0.5), &state->noisy))
+	/* fractions is in [0, L): truncating adds 1/2 rounds it, without a call */
+	wholes += (int64_t) (fractions + 0.5);
+	if (wholes < INT64_MIN || wholes > INT64_MAX)
 		return CC_OVERFLOW;
+	state->noisy = (int64_t) wholes;
 	return CC_OK;
 }
 

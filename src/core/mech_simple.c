@@ -90,8 +90,8 @@ simple_i_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail
 
 /*
  * The noise of simple II is a sum of independent draws that only grows: a
- * martingale over all steps.  With a horizon T, one segment whose last step
- * has T draws (see bounds.c).  Without one, segment j holds the steps
+ * martingale over all steps.  With a horizon T, one segment (class 0) whose
+ * last step has T draws (see bounds.c).  Without one, segment j holds the steps
  * [2^(j-1), 2^j - 1], whose last has 2^j - 1 draws; group g holds the
  * segments [2^(g-1), 2^g), each a class of its own.
  */
@@ -107,7 +107,7 @@ simple_ii_bound_class(const cc_state *state, int64_t *group, int64_t *key)
 	if (state->params.has_horizon)
 	{
 		*group = 0;
-		*key = state->params.horizon;
+		*key = 0;
 		return;
 	}
 	*key = segment_of(state->t);
@@ -123,7 +123,7 @@ simple_ii_bound_classes(const cc_params *params, int64_t group, int64_t *segment
 	if (params->has_horizon)
 	{
 		*segments = 1;
-		out[0] = (cc_class) {params->horizon, 1};
+		out[0] = (cc_class) {0, 1};
 		return 1;
 	}
 	/* segments up to that of the last step, 2^62 */
@@ -138,7 +138,7 @@ static void
 simple_ii_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
 {
 	(void) group;
-	tail->exact = params->has_horizon ? key : (int64_t) ((UINT64_C(1) << key) - 1);
+	tail->exact = params->has_horizon ? params->horizon : (int64_t) ((UINT64_C(1) << key) - 1);
 	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, 1));
 	tail->exact_weight = 1.0;
 	tail->segment = true;

@@ -97,8 +97,9 @@ typedef struct cc_class
 	int64_t		segments;
 } cc_class;
 
-/* No group has more classes. */
+/* No group has more classes, and every class key is below CC_CLASS_KEYS. */
 #define CC_MAX_CLASSES 2048
+#define CC_CLASS_KEYS 4096
 
 /* The share of its group's budget every segment keeps (bounds.c). */
 #define CC_BOUND_FLOOR 0.25
@@ -141,7 +142,8 @@ typedef struct cc_mechanism_ops
 	 * Segments fall into groups that share a failure probability: all of
 	 * them with a horizon (group 0), or groups 1, 2, ... without one.  The
 	 * segments of a group fall into classes of the same noise at their last
-	 * step.  bound_class: the current step's group and class key.
+	 * step.  bound_class: the current step's group and class key, below
+	 * CC_CLASS_KEYS.
 	 */
 	void		(*bound_class) (const cc_state *state, int64_t *group, int64_t *key);
 	/*

@@ -82,8 +82,11 @@ cc_random_bits32(cc_rng *rng)
 	return bits;
 }
 
-/* Uniform integer in [0, n), n >= 1, by rejection (no modulo bias). */
-static inline uint64_t
+/*
+ * Uniform integer in [0, n), n >= 1, by rejection (no modulo bias).  Always
+ * inlined: the samplers call it in their inner loops.
+ */
+static inline __attribute__((always_inline)) uint64_t
 cc_uniform_below(cc_rng *rng, uint64_t n)
 {
 	/*
