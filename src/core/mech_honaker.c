@@ -78,7 +78,7 @@ static const double inverse_denominator[64] = {
 static double share_by_byte[8][256];
 static bool share_ready;
 
-static double
+static inline double
 share_of(uint64_t t)
 {
 	double		share = 0.0;
@@ -119,7 +119,7 @@ honaker_size(const cc_params *params)
  * n = q D_d + r with 0 <= r < D_d, into whole and frac; false if q is beyond
  * int64.  Nearly always n fits int64, and one machine division does.
  */
-static bool
+static inline bool
 floor_divide(__int128 n, int d, int64_t *q, int64_t *r)
 {
 	__int128	wide_q;
@@ -209,7 +209,7 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 	scaled = draw(rng, state->scale);
 	for (int j = 1; j <= closing; j++)
 	{
-		const cc_honaker_node *left = &node[j - 1];
+		cc_honaker_node *left = &node[j - 1];
 		__int128	left_scaled = ((__int128) left->whole - left->exact) *
 			(__int128) denominator(j - 1) + left->frac;
 		__int128	own = (__int128) draw(rng, state->scale) *
@@ -219,8 +219,9 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 		if (__builtin_add_overflow(scaled, left_scaled, &scaled) ||
 			__builtin_add_overflow(scaled, own, &scaled))
 			return CC_OVERFLOW;
+		/* it lives on in the new node (a loop: memset's start costs more) */
+		*left = (cc_honaker_node) {0, 0, 0};
 	}
-	memset(node, 0, closing * sizeof(cc_honaker_node));
 
 	if (!floor_divide(scaled, closing, &error_whole, &node[closing].frac) ||
 		!cc_add(exact, error_whole, &node[closing].whole))
