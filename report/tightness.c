@@ -134,7 +134,8 @@ main(int argc, char **argv)
 		CC_SMOOTH_BINARY, CC_GAUSSIAN_HONAKER, CC_BLT
 	};
 
-	printf("| mechanism        |      T | 95%% quantile of max error | largest bound | ratio | streams over their bound |\n");
+	printf("| mechanism        |      T | 95%% quantile of max error | largest bound "
+		   "| ratio | streams over their bound |\n");
 	printf("|---|---|---|---|---|---|\n");
 	for (int h = 0; h < 2; h++)
 		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)

@@ -1122,7 +1122,6 @@ least_passing(log_tail_fn f, const void *ctx, double hi, double target)
 /* a class's precise tail at m */
 typedef struct class_at
 {
-	const cc_params *params;
 	const cc_tail *tail;
 	prepared   *prep;
 } class_at;
@@ -1176,8 +1175,8 @@ typedef struct cap_search
  * ln of the sum the cap keeps within the budget, at m, less ln budget:
  * classes whose cheap floor is at most m at their floor, the others at the
  * larger of their floor and their tail, the precise one for the candidates
- * and the cheap floor's line for the rest.  The classes go by decreasing cheap floor,
- * so that an m far too small fails after a few.
+ * and the cheap floor's line for the rest.  The classes go by decreasing
+ * cheap floor, so that an m far too small fails after a few.
  */
 static int	class_order[CC_MAX_CLASSES];
 
@@ -1202,7 +1201,7 @@ cap_sum(const void *ctx, double m)
 		}
 		if (n < s->ncandidates)
 		{
-			class_at	c = {&e->params, NULL, &candidates[n]};
+			class_at	c = {NULL, &candidates[n]};
 			cc_tail		tail;
 
 			tail.rounding = candidates[n].rounding;
@@ -1326,7 +1325,7 @@ class_bound(const group_entry *e, int64_t key)
 {
 	cc_tail		tail;
 	prepared	prep;
-	class_at	c = {&e->params, &tail, &prep};
+	class_at	c = {&tail, &prep};
 	double		hi;
 	double		lambda;
 	double		log_mgf;

@@ -44,6 +44,8 @@ bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
 {
 	uint64_t	k = 1;
 
+	if (a == 0)
+		return true;			/* exp(0): no randomness needed */
 	if (b <= UINT64_C(3037000499))	/* 2 b^2 < 2^64 */
 	{
 		uint64_t	r = cc_uniform_below(rng, 2 * b * b);
