@@ -31,11 +31,12 @@
  * itself is drawn with integers only.  The weights make the release
  * fractional: it is rounded to the nearest integer, which is the one step in
  * doubles (summing the live nodes' fractions); it is post-processing of the
- * stored values, and never a tie (the denominators are odd).  The variance
- * reported is the exact one of the estimate before rounding; the integer
- * released is within 1/2 of that estimate, so its standard deviation is
- * within 1/2 of the one reported (about 1/12 more variance, in practice), and
- * the bound adds 1/2.
+ * stored values, and never a tie (the denominators are odd; the doubles'
+ * sum of at most 63 fractions errs by far less than 1e-12, which the bound's
+ * margin in bounds.c covers).  The variance reported is the exact one of the
+ * estimate before rounding; the integer released is within 1/2 of that
+ * estimate, so its standard deviation is within 1/2 of the one reported
+ * (about 1/12 more variance, in practice), and the bound counts the 1/2.
  *
  * gaussian_honaker is the same tree with discrete Gaussian noise for rho-zCDP.
  * The node sums form a vector in which an item is in L nodes, one a level;
