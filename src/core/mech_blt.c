@@ -302,19 +302,76 @@ blt_push(cc_state *state, int64_t x, cc_rng *rng)
 	return CC_OK;
 }
 
-/* The head of the file's error: (B z)_t / K, the deviation, the rounding. */
+/*
+ * The head of the file's error at step t: (B z)_t / K, the deviation, the
+ * rounding.
+ */
+static void
+noise_at(int entry, int shift, cc_scale sigma2, double sigma2_variance, int64_t t,
+		 cc_noise *noise)
+{
+	const entry_forms *f = forms_of(entry);
+	double		coefficients;
+	double		squares = cc_blt_step_error(&f->noise, (double) t, &coefficients);
+	double		k = ldexp(1.0, shift);
+
+	noise->variance = sigma2_variance * squares / (k * k);
+	noise->proxy = cc_scale_value(sigma2) * squares / (k * k);
+	noise->rounding = 0.5 + f->deviation * coefficients * SAFETY / k;
+}
+
 static void
 blt_noise(const cc_state *state, cc_noise *noise)
 {
 	const cc_blt_part *part = cc_state_part(state);
-	const entry_forms *f = forms_of((int) part->entry);
-	double		coefficients;
-	double		squares = cc_blt_step_error(&f->noise, (double) state->t, &coefficients);
-	double		k = ldexp(1.0, (int) part->shift);
 
-	noise->variance = state->scale_variance * squares / (k * k);
-	noise->proxy = cc_scale_value(state->scale) * squares / (k * k);
-	noise->rounding = 0.5 + f->deviation * coefficients * SAFETY / k;
+	noise_at((int) part->entry, (int) part->shift, state->scale, state->scale_variance,
+			 state->t, noise);
+}
+
+/*
+ * The bound's classes: the steps in runs of equal length, CC_MAX_CLASSES at
+ * most; a run's tail is that of its last step, whose proxy and rounding are
+ * the run's largest (b_k > 0: both grow with t).
+ */
+static int64_t
+steps_per_class(const cc_params *params)
+{
+	return (params->horizon + CC_MAX_CLASSES - 1) / CC_MAX_CLASSES;
+}
+
+static int
+blt_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+				  cc_class *out)
+{
+	int64_t		per = steps_per_class(params);
+	int			n = 0;
+
+	(void) group;
+	*segments = params->horizon;
+	for (int64_t first = 1; first <= params->horizon; first += per)
+	{
+		int64_t		left = params->horizon - first + 1;
+
+		out[n] = (cc_class) {n, left < per ? left : per};
+		n++;
+	}
+	return n;
+}
+
+static void
+blt_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	blt_plan	plan;
+	cc_noise	noise;
+	int64_t		last = (key + 1) * steps_per_class(params);
+
+	(void) group;
+	blt_plan_of(params, &plan);
+	noise_at(plan.entry, plan.shift, plan.sigma2, 0.0,
+			 last < params->horizon ? last : params->horizon, &noise);
+	tail->proxy = noise.proxy;
+	tail->rounding = noise.rounding;
 }
 
 /* The plan the parameters make, and untouched buffers past the entry's. */
@@ -359,6 +416,8 @@ const cc_mechanism_ops cc_blt_ops = {
 	.gaussian_sigma2 = blt_sigma2,
 	.gaussian_noise = blt_noise,
 	.gaussian_pair = blt_pair,
+	.bound_classes = blt_bound_classes,
+	.bound_tail = blt_bound_tail,
 	.part_size = blt_size,
 	.init = blt_init,
 	.push = blt_push,

@@ -31,11 +31,12 @@
  * itself is drawn with integers only.  The weights make the release
  * fractional: it is rounded to the nearest integer, which is the one step in
  * doubles (summing the live nodes' fractions); it is post-processing of the
- * stored values, and never a tie (the denominators are odd).  The variance
- * reported is the exact one of the estimate before rounding; the integer
- * released is within 1/2 of that estimate, so its standard deviation is
- * within 1/2 of the one reported (about 1/12 more variance, in practice), and
- * the bound adds 1/2.
+ * stored values, and never a tie (the denominators are odd; the doubles'
+ * sum of at most 63 fractions errs by far less than 1e-12, which the bound's
+ * margin in bounds.c covers).  The variance reported is the exact one of the
+ * estimate before rounding; the integer released is within 1/2 of that
+ * estimate, so its standard deviation is within 1/2 of the one reported
+ * (about 1/12 more variance, in practice), and the bound counts the 1/2.
  *
  * gaussian_honaker is the same tree with discrete Gaussian noise for rho-zCDP.
  * The node sums form a vector in which an item is in L nodes, one a level;
@@ -70,6 +71,37 @@ static const double inverse_denominator[64] = {
 	INVERSE16(0), INVERSE16(16), INVERSE16(32), INVERSE16(48)
 };
 
+/*
+ * The share of a draw's variance in the release at t, sum over the set bits
+ * d of t of 2^d / D_d, by bytes of t: share_by_byte[i][v] sums the levels
+ * 8i + j for the set bits j of v.  Filled at the first use.
+ */
+static double share_by_byte[8][256];
+static bool share_ready;
+
+static inline double
+share_of(uint64_t t)
+{
+	double		share = 0.0;
+
+	if (!share_ready)
+	{
+		for (int i = 0; i < 8; i++)
+			for (int v = 0; v < 256; v++)
+			{
+				share_by_byte[i][v] = 0.0;
+				for (int j = 0; j < 8; j++)
+					if ((v >> j) & 1)
+						share_by_byte[i][v] += (double) (UINT64_C(1) << (8 * i + j)) *
+							inverse_denominator[8 * i + j];
+			}
+		share_ready = true;
+	}
+	for (int i = 0; t != 0; i++, t >>= 8)
+		share += share_by_byte[i][t & 255];
+	return share;
+}
+
 /* Levels of the tree, as for the binary mechanism. */
 static uint64_t
 honaker_multiplier(const cc_params *params)
@@ -88,7 +120,7 @@ honaker_size(const cc_params *params)
  * n = q D_d + r with 0 <= r < D_d, into whole and frac; false if q is beyond
  * int64.  Nearly always n fits int64, and one machine division does.
  */
-static bool
+static inline bool
 floor_divide(__int128 n, int d, int64_t *q, int64_t *r)
 {
 	__int128	wide_q;
@@ -101,8 +133,31 @@ floor_divide(__int128 n, int d, int64_t *q, int64_t *r)
 	}
 	else if (n >= INT64_MIN && n <= INT64_MAX)
 	{
-		wide_q = (int64_t) n / (int64_t) denominator(d);
-		wide_r = (int64_t) n % (int64_t) denominator(d);
+		int64_t		narrow = (int64_t) n;
+
+		/*
+		 * Constant divisors for the levels that close most often (15 steps
+		 * in 16 close at most level 4), which the compiler turns into
+		 * multiplications
+		 */
+		switch (d)
+		{
+			case 1:
+				wide_q = narrow / 3;
+				break;
+			case 2:
+				wide_q = narrow / 7;
+				break;
+			case 3:
+				wide_q = narrow / 15;
+				break;
+			case 4:
+				wide_q = narrow / 31;
+				break;
+			default:
+				wide_q = narrow / (int64_t) denominator(d);
+		}
+		wide_r = narrow - (int64_t) wide_q * (int64_t) denominator(d);
 	}
 	else
 	{
@@ -144,9 +199,8 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 	int64_t		exact = x;
 	__int128	scaled;			/* D_j times the estimate's error, level j */
 	int64_t		error_whole;
-	int64_t		wholes = 0;
+	__int128	wholes = 0;
 	double		fractions = 0.0;
-	double		share = 0.0;
 
 	/*
 	 * The estimate's error, not the estimate, is carried up: it needs fewer
@@ -156,7 +210,7 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 	scaled = draw(rng, state->scale);
 	for (int j = 1; j <= closing; j++)
 	{
-		const cc_honaker_node *left = &node[j - 1];
+		cc_honaker_node *left = &node[j - 1];
 		__int128	left_scaled = ((__int128) left->whole - left->exact) *
 			(__int128) denominator(j - 1) + left->frac;
 		__int128	own = (__int128) draw(rng, state->scale) *
@@ -166,30 +220,31 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 		if (__builtin_add_overflow(scaled, left_scaled, &scaled) ||
 			__builtin_add_overflow(scaled, own, &scaled))
 			return CC_OVERFLOW;
+		/* it lives on in the new node (a loop: memset's start costs more) */
+		*left = (cc_honaker_node) {0, 0, 0};
 	}
-	memset(node, 0, closing * sizeof(cc_honaker_node));
 
 	if (!floor_divide(scaled, closing, &error_whole, &node[closing].frac) ||
 		!cc_add(exact, error_whole, &node[closing].whole))
 		return CC_OVERFLOW;
 	node[closing].exact = exact;
 
-	/* the release, and the share of a draw's variance that reads report */
+	/* the release: at most 63 int64 wholes, which 128 bits hold */
 	for (uint64_t bits = (uint64_t) t; bits != 0; bits &= bits - 1)
 	{
 		int			d = __builtin_ctzll(bits);
-		double		inverse = inverse_denominator[d];
 
-		if (!cc_add(wholes, node[d].whole, &wholes))
-			return CC_OVERFLOW;
-		fractions += (double) node[d].frac * inverse;
-		share += (double) (UINT64_C(1) << d) * inverse;
+		wholes += node[d].whole;
+		fractions += (double) node[d].frac * inverse_denominator[d];
 	}
-	part->share = share;
+	/* and the share of a draw's variance that reads report */
+	part->share = share_of((uint64_t) t);
 	part->top_weight = (double) (UINT64_C(1) << closing) * inverse_denominator[closing];
-	/* fractions is below L: its rounding is a small integer */
-	if (!cc_add(wholes, (int64_t) floor(fractions + 0.5), &state->noisy))
+	/* fractions is in [0, L): truncating adds 1/2 rounds it, without a call */
+	wholes += (int64_t) (fractions + 0.5);
+	if (wholes < INT64_MIN || wholes > INT64_MAX)
 		return CC_OVERFLOW;
+	state->noisy = (int64_t) wholes;
 	return CC_OK;
 }
 
@@ -223,8 +278,7 @@ gaussian_honaker_push(cc_state *state, int64_t x, cc_rng *rng)
  * node the squared weights add up to
  *		sum_j 2^(d-j) 4^j / D_d^2 = 2^d (2^(d+1) - 1) / D_d^2 = 2^d / D_d,
  * which is v_d / sigma^2.  The live nodes' subtrees are disjoint, so their
- * estimates are independent: the bound takes each one's moment generating
- * function from honaker_node_log_mgf().
+ * estimates are independent.
  */
 static void
 honaker_noise(const cc_state *state, cc_noise *noise)
@@ -233,20 +287,104 @@ honaker_noise(const cc_state *state, cc_noise *noise)
 
 	noise->variance = part->share * state->scale_variance;
 	noise->rounding = 0.5;
-	noise->nodes = __builtin_popcountll((unsigned long long) state->t);
-	noise->levels = cc_tree_levels(state->params.horizon);
 }
 
-/* The weights above, each draw's factor of the node's moment generating function. */
+/*
+ * The weight 2^j / D_d as a double no smaller: the bound only grows with the
+ * weights, and D_d has more bits than a double above level 52.
+ */
 static double
-honaker_node_log_mgf(int d, double lambda, double inv_b)
+weight(int j, int d)
 {
-	double		sum = 0.0;
+	return (double) (UINT64_C(1) << j) * inverse_denominator[d] * (1.0 + 0x1p-50);
+}
+
+static int
+honaker_node_pieces(const cc_params *params, int d, cc_piece *out)
+{
+	double		inv_b = cc_inverse_scale(cc_params_scale(params, honaker_multiplier(params)));
 
 	for (int j = 0; j <= d; j++)
-		sum += (double) (UINT64_C(1) << (d - j)) *
-			cc_dlap_log_mgf(inv_b, lambda * (double) (UINT64_C(1) << j) * inverse_denominator[d]);
-	return sum;
+		out[j] = (cc_piece) {(double) (UINT64_C(1) << (d - j)), inv_b, weight(j, d)};
+	return d + 1;
+}
+
+/*
+ * The bound: every step a segment.  The largest single weight of a release
+ * is its lowest live node's own draw, 2^d0 / D_d0, whose tail bounds.c sums
+ * exactly; the rest is that node's lower levels and the other live nodes,
+ * the worst popcount(t) - 1 of those above d0 at every lambda.  A class is
+ * (popcount(t), d0), with d0 = ctz(t) up to 5; the steps with d0 >= 6 (a
+ * 64th of them, whose own weights are all within 1/127 of 1/2) form one
+ * class per popcount, bounded by their nodes from level 6 up alone.
+ */
+#define EXACT_LOW_LEVELS 6
+
+static void
+honaker_bound_class(const cc_state *state, int64_t *group, int64_t *key)
+{
+	int			low = __builtin_ctzll((unsigned long long) state->t);
+
+	*group = 0;
+	*key = __builtin_popcountll((unsigned long long) state->t) * 8 +
+		(low < EXACT_LOW_LEVELS ? low : EXACT_LOW_LEVELS);
+}
+
+static int
+honaker_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+					  cc_class *out)
+{
+	int			levels = (int) cc_tree_levels(params->horizon);
+	int			n = 0;
+
+	(void) group;
+	*segments = params->horizon;
+	for (int k = 1; k <= levels; k++)
+	{
+		for (int low = 0; low <= EXACT_LOW_LEVELS; low++)
+		{
+			int64_t		steps;
+
+			if (low == EXACT_LOW_LEVELS)
+				steps = cc_count_popcount(params->horizon >> low, k);
+			else if ((params->horizon >> low) == 0)
+				steps = 0;
+			else
+			{
+				/* t = 2^low (2v + 1) <= T, popcount(v) = k - 1 */
+				int64_t		v_max = ((params->horizon >> low) - 1) / 2;
+
+				steps = k == 1 ? 1 : cc_count_popcount(v_max, k - 1);
+			}
+			if (steps > 0)
+				out[n++] = (cc_class) {k * 8 + low, steps};
+		}
+	}
+	return n;
+}
+
+static void
+honaker_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	int			k = (int) (key / 8);
+	int			low = (int) (key % 8);
+
+	(void) group;
+	tail->rounding = 0.5;
+	if (low == EXACT_LOW_LEVELS)
+	{
+		tail->choose = k;
+		tail->from = low;
+		return;
+	}
+	/* the node's own draw exactly, its lower levels as pieces */
+	honaker_node_pieces(params, low, tail->pieces);
+	tail->exact = 1;
+	tail->exact_inv_b = tail->pieces[low].inv_b;
+	tail->exact_weight = tail->pieces[low].weight;
+	tail->npieces = low;
+	tail->choose = k - 1;
+	tail->from = low + 1;
 }
 
 /* sigma^2 = L Delta^2 / (2 rho), as the head of the file says */
@@ -314,6 +452,44 @@ gaussian_honaker_noise(const cc_state *state, cc_noise *noise)
 	noise->rounding = 0.5;
 }
 
+/*
+ * The bound's classes are binary's (the popcount of t); a class's proxy is
+ * sigma^2 times its largest share, that of levels 0 .. k - 1 (2^d / D_d
+ * falls with d).
+ */
+static int
+gaussian_honaker_bound_classes(const cc_params *params, int64_t group,
+							   int64_t *segments, cc_class *out)
+{
+	int			n = 0;
+
+	(void) group;
+	*segments = params->horizon;
+	for (int k = 1; k <= cc_tree_levels(params->horizon); k++)
+	{
+		int64_t		steps = cc_count_popcount(params->horizon, k);
+
+		if (steps > 0)
+			out[n++] = (cc_class) {k, steps};
+	}
+	return n;
+}
+
+static void
+gaussian_honaker_bound_tail(const cc_params *params, int64_t group, int64_t key,
+							cc_tail *tail)
+{
+	cc_scale	sigma2;
+	double		share = 0.0;
+
+	(void) group;
+	gaussian_honaker_sigma2(params, &sigma2);
+	for (int d = 0; d < key; d++)
+		share += weight(d, d);
+	tail->proxy = share * cc_scale_value(sigma2) * (1.0 + 0x1p-50);
+	tail->rounding = 0.5;
+}
+
 const cc_mechanism_ops cc_gaussian_honaker_ops = {
 	.name = "gaussian_honaker",
 	.privacy = CC_ZCDP,
@@ -323,6 +499,8 @@ const cc_mechanism_ops cc_gaussian_honaker_ops = {
 	.gaussian_pair = gaussian_honaker_pair,
 	.part_size = honaker_size,
 	.push = gaussian_honaker_push,
+	.bound_classes = gaussian_honaker_bound_classes,
+	.bound_tail = gaussian_honaker_bound_tail,
 };
 
 const cc_mechanism_ops cc_honaker_ops = {
@@ -332,5 +510,8 @@ const cc_mechanism_ops cc_honaker_ops = {
 	.part_size = honaker_size,
 	.push = honaker_push,
 	.weighted_noise = honaker_noise,
-	.node_log_mgf = honaker_node_log_mgf,
+	.bound_class = honaker_bound_class,
+	.bound_classes = honaker_bound_classes,
+	.bound_tail = honaker_bound_tail,
+	.node_pieces = honaker_node_pieces,
 };

@@ -100,6 +100,83 @@ hybrid_terms(const cc_state *state, cc_term *terms)
 	return 2;
 }
 
+/*
+ * The bound: every step a segment.  At t = 2^k + s, 0 <= s < 2^k, the
+ * release holds k + 1 logarithmic draws and popcount(s) tree draws of scale
+ * 2k / epsilon; its class is the pair, its group 0 with a horizon, k + 1
+ * without one (the 2^k steps of [2^k, 2^(k+1))).
+ */
+static void
+hybrid_bound_class(const cc_state *state, int64_t *group, int64_t *key)
+{
+	int			k = 63 - __builtin_clzll((unsigned long long) state->t);
+	int64_t		s = state->t - (INT64_C(1) << k);
+
+	*group = state->params.has_horizon ? 0 : k + 1;
+	*key = k * 64 + __builtin_popcountll((unsigned long long) s);
+}
+
+/* the classes of the steps 2^k + s, s in [0, n) */
+static int
+interval_classes(int k, int64_t n, cc_class *out)
+{
+	int			count = 0;
+
+	out[count++] = (cc_class) {k * 64, 1};
+	for (int j = 1; j <= k; j++)
+	{
+		int64_t		steps = cc_count_popcount(n - 1, j);
+
+		if (steps > 0)
+			out[count++] = (cc_class) {k * 64 + j, steps};
+	}
+	return count;
+}
+
+static int
+hybrid_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+					 cc_class *out)
+{
+	int			n = 0;
+
+	if (!params->has_horizon)
+	{
+		*segments = INT64_C(1) << (group - 1);
+		return interval_classes((int) group - 1, *segments, out);
+	}
+	*segments = params->horizon;
+	for (int k = 0; k < cc_tree_levels(params->horizon); k++)
+	{
+		int64_t		first = INT64_C(1) << k;
+		int64_t		steps = params->horizon - first + 1;
+
+		n += interval_classes(k, steps < first ? steps : first, out + n);
+	}
+	return n;
+}
+
+/* the tree's draws summed exactly, the logarithmic ones as the rest */
+static void
+hybrid_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	int64_t		k = key / 64;
+	int64_t		j = key % 64;
+	double		log_inv_b = cc_inverse_scale(cc_params_scale(params, 2));
+
+	(void) group;
+	tail->exact_weight = 1.0;
+	if (j == 0)
+	{
+		tail->exact = k + 1;
+		tail->exact_inv_b = log_inv_b;
+		return;
+	}
+	tail->exact = j;
+	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, 2 * (uint64_t) k));
+	tail->npieces = 1;
+	tail->pieces[0] = (cc_piece) {(double) (k + 1), log_inv_b, 1.0};
+}
+
 const cc_mechanism_ops cc_hybrid_ops = {
 	.name = "hybrid",
 	.needs_horizon = false,
@@ -108,4 +185,7 @@ const cc_mechanism_ops cc_hybrid_ops = {
 	.part_size = hybrid_size,
 	.push = hybrid_push,
 	.terms = hybrid_terms,
+	.bound_class = hybrid_bound_class,
+	.bound_classes = hybrid_bound_classes,
+	.bound_tail = hybrid_bound_tail,
 };

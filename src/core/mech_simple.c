@@ -59,32 +59,89 @@ simple_ii_terms(const cc_state *state, cc_term *terms)
 	return 1;
 }
 
+/* simple I: every step a segment of one class, one draw of scale T / epsilon */
+static void
+simple_i_bound_class(const cc_state *state, int64_t *group, int64_t *key)
+{
+	(void) state;
+	*group = 0;
+	*key = 1;
+}
+
+static int
+simple_i_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+					   cc_class *out)
+{
+	(void) group;
+	*segments = params->horizon;
+	out[0] = (cc_class) {1, params->horizon};
+	return 1;
+}
+
+static void
+simple_i_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	(void) group;
+	(void) key;
+	tail->exact = 1;
+	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, simple_i_multiplier(params)));
+	tail->exact_weight = 1.0;
+}
+
 /*
  * The noise of simple II is a sum of independent draws that only grows: a
- * martingale over all steps.  With a horizon T, one segment: the bound of
- * the T-th step holds for all of them at once (Doob; see the error bars in
- * mechanism.c).  Without one, the segments are [2^(j-1), 2^j - 1], j = 1, 2, ...
+ * martingale over all steps.  With a horizon T, one segment (class 0) whose
+ * last step has T draws (see bounds.c).  Without one, segment j holds the steps
+ * [2^(j-1), 2^j - 1], whose last has 2^j - 1 draws; group g holds the
+ * segments [2^(g-1), 2^g), each a class of its own.
  */
 static int
-simple_ii_segment_terms(const cc_state *state, cc_term *terms,
-						int64_t *segment, int64_t *segments)
+segment_of(int64_t t)
+{
+	return 64 - __builtin_clzll((unsigned long long) t);
+}
+
+static void
+simple_ii_bound_class(const cc_state *state, int64_t *group, int64_t *key)
 {
 	if (state->params.has_horizon)
 	{
-		*segment = 1;
-		*segments = 1;
-		terms[0].count = state->params.horizon;
+		*group = 0;
+		*key = 0;
+		return;
 	}
-	else
-	{
-		int			j = 64 - __builtin_clzll((unsigned long long) state->t);
+	*key = segment_of(state->t);
+	*group = segment_of(*key);
+}
 
-		*segment = j;
-		terms[0].count = (int64_t) ((UINT64_C(1) << j) - 1);
+static int
+simple_ii_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+						cc_class *out)
+{
+	int			n = 0;
+
+	if (params->has_horizon)
+	{
+		*segments = 1;
+		out[0] = (cc_class) {0, 1};
+		return 1;
 	}
-	terms[0].scale = state->scale;
-	terms[0].variance = state->scale_variance;
-	return 1;
+	/* segments up to that of the last step, 2^62 */
+	for (int64_t j = INT64_C(1) << (group - 1); j < (INT64_C(1) << group) &&
+		 j <= segment_of(CC_MAX_HORIZON); j++)
+		out[n++] = (cc_class) {j, 1};
+	*segments = n;
+	return n;
+}
+
+static void
+simple_ii_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	(void) group;
+	tail->exact = params->has_horizon ? params->horizon : (int64_t) ((UINT64_C(1) << key) - 1);
+	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, 1));
+	tail->exact_weight = 1.0;
+	tail->segment = true;
 }
 
 const cc_mechanism_ops cc_simple_i_ops = {
@@ -94,6 +151,9 @@ const cc_mechanism_ops cc_simple_i_ops = {
 	.part_size = no_part,
 	.push = simple_i_push,
 	.terms = simple_i_terms,
+	.bound_class = simple_i_bound_class,
+	.bound_classes = simple_i_bound_classes,
+	.bound_tail = simple_i_bound_tail,
 };
 
 const cc_mechanism_ops cc_simple_ii_ops = {
@@ -103,5 +163,7 @@ const cc_mechanism_ops cc_simple_ii_ops = {
 	.part_size = no_part,
 	.push = simple_ii_push,
 	.terms = simple_ii_terms,
-	.segment_terms = simple_ii_segment_terms,
+	.bound_class = simple_ii_bound_class,
+	.bound_classes = simple_ii_bound_classes,
+	.bound_tail = simple_ii_bound_tail,
 };

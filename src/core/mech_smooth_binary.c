@@ -116,6 +116,24 @@ smooth_init(cc_state *state)
 	part->leaf_high = (uint64_t) (first >> 64);
 }
 
+/*
+ * The bits of x below position end, as two words: the loops below visit the
+ * set ones only (a leaf's nodes sit at its set bits, zero elsewhere).
+ */
+static void
+bits_below(leaf_t x, int end, uint64_t *low, uint64_t *high)
+{
+	*low = (uint64_t) x;
+	*high = (uint64_t) (x >> 64);
+	if (end < 64)
+	{
+		*low &= (UINT64_C(1) << end) - 1;
+		*high = 0;
+	}
+	else if (end < 128)
+		*high &= (UINT64_C(1) << (end - 64)) - 1;
+}
+
 /* Move from leaf l_t to l_(t+1), as the file's head describes. */
 static cc_status
 smooth_push(cc_state *state, int64_t x, cc_rng *rng)
@@ -128,24 +146,33 @@ smooth_push(cc_state *state, int64_t x, cc_rng *rng)
 	int64_t		exact = x;
 	int64_t		dropped = 0;
 	int64_t		added = 0;
+	uint64_t	words[2];
 
-	for (int b = 0; b < d; b++)
-	{
-		exact += node[b].exact; /* a part of the exact total: cannot overflow */
-		if (!cc_add(dropped, node[b].noisy, &dropped))
-			return CC_OVERFLOW;
-	}
-	memset(node, 0, d * sizeof(cc_tree_node));
+	/* l's nodes below d leave */
+	bits_below(leaf, d, &words[0], &words[1]);
+	for (int w = 0; w < 2; w++)
+		for (uint64_t bits = words[w]; bits != 0; bits &= bits - 1)
+		{
+			int			b = 64 * w + __builtin_ctzll(bits);
 
-	for (int b = 0; b <= d; b++)
-	{
-		if (((next >> b) & 1) == 0)
-			continue;
-		node[b].exact = b == d ? exact : 0;
-		if (!cc_add(node[b].exact, cc_discrete_laplace(rng, state->scale), &node[b].noisy) ||
-			!cc_add(added, node[b].noisy, &added))
-			return CC_OVERFLOW;
-	}
+			exact += node[b].exact; /* a part of the exact total: cannot overflow */
+			if (!cc_add(dropped, node[b].noisy, &dropped))
+				return CC_OVERFLOW;
+			node[b] = (cc_tree_node) {0, 0};
+		}
+
+	/* l' gets its nodes up to d */
+	bits_below(next, d + 1, &words[0], &words[1]);
+	for (int w = 0; w < 2; w++)
+		for (uint64_t bits = words[w]; bits != 0; bits &= bits - 1)
+		{
+			int			b = 64 * w + __builtin_ctzll(bits);
+
+			node[b].exact = b == d ? exact : 0;
+			if (!cc_add(node[b].exact, cc_discrete_laplace(rng, state->scale), &node[b].noisy) ||
+				!cc_add(added, node[b].noisy, &added))
+				return CC_OVERFLOW;
+		}
 	part->leaf_low = (uint64_t) next;
 	part->leaf_high = (uint64_t) (next >> 64);
 	if (__builtin_sub_overflow(state->noisy, dropped, &state->noisy) ||
@@ -204,6 +231,35 @@ smooth_terms(const cc_state *state, cc_term *terms)
 	return 1;
 }
 
+/* The bound: every step a segment, all of one class, k draws. */
+static void
+smooth_bound_class(const cc_state *state, int64_t *group, int64_t *key)
+{
+	const cc_smooth_part *part = cc_state_part(state);
+
+	*group = 0;
+	*key = part->height / 2;
+}
+
+static int
+smooth_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+					 cc_class *out)
+{
+	(void) group;
+	*segments = params->horizon;
+	out[0] = (cc_class) {smooth_height(params->horizon) / 2, params->horizon};
+	return 1;
+}
+
+static void
+smooth_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	(void) group;
+	tail->exact = key;
+	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, smooth_multiplier(params)));
+	tail->exact_weight = 1.0;
+}
+
 const cc_mechanism_ops cc_smooth_binary_ops = {
 	.name = "smooth_binary",
 	.needs_horizon = true,
@@ -212,5 +268,8 @@ const cc_mechanism_ops cc_smooth_binary_ops = {
 	.init = smooth_init,
 	.push = smooth_push,
 	.terms = smooth_terms,
+	.bound_class = smooth_bound_class,
+	.bound_classes = smooth_bound_classes,
+	.bound_tail = smooth_bound_tail,
 	.part_valid = smooth_part_valid,
 };

@@ -61,28 +61,76 @@ two_level_terms(const cc_state *state, cc_term *terms)
 }
 
 /*
- * From t = qB, where block q - 1 has just closed (q noisy block sums), to
- * qB + B - 1 the release only gains item draws: those steps are segment
- * q + 1, a martingale, and its last step's draws bound them all (Doob; see
- * the error bars in mechanism.c).  The horizon T has T / B + 1 segments.
+ * The bound.  From t = qB, where block q - 1 has just closed (q noisy block
+ * sums), to qB + B - 1 the release only gains item draws: those steps are
+ * segment q, and the horizon T has T / B + 1 of them.  Its last step has
+ * q + (last - qB) draws.  Each segment is its own class, or with more than
+ * CC_MAX_CLASSES of them, consecutive segments share a class whose tail is
+ * that of the most draws among them (see bounds.c).
  */
-static int
-two_level_segment_terms(const cc_state *state, cc_term *terms,
-						int64_t *segment, int64_t *segments)
+static int64_t
+segments_per_class(const cc_params *params)
 {
-	int64_t		block = state->params.block;
-	int64_t		horizon = state->params.horizon;
-	int64_t		q = state->t / block;
-	int64_t		last = q * block + (block - 1);
+	int64_t		segments = params->horizon / params->block + 1;
 
-	if (last > horizon)
-		last = horizon;
-	*segment = q + 1;
-	*segments = horizon / block + 1;
-	terms[0].count = q + (last - q * block);
-	terms[0].scale = state->scale;
-	terms[0].variance = state->scale_variance;
-	return 1;
+	return (segments + CC_MAX_CLASSES - 1) / CC_MAX_CLASSES;
+}
+
+/* the draws at the last step of segment q */
+static int64_t
+segment_draws(const cc_params *params, int64_t q)
+{
+	int64_t		last = q * params->block + (params->block - 1);
+
+	if (last > params->horizon)
+		last = params->horizon;
+	return q + (last - q * params->block);
+}
+
+static void
+two_level_bound_class(const cc_state *state, int64_t *group, int64_t *key)
+{
+	*group = 0;
+	*key = state->t / state->params.block / segments_per_class(&state->params);
+}
+
+static int
+two_level_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
+						cc_class *out)
+{
+	int64_t		total = params->horizon / params->block + 1;
+	int64_t		per = segments_per_class(params);
+	int			n = 0;
+
+	(void) group;
+	*segments = total;
+	for (int64_t first = 0; first < total; first += per)
+	{
+		int64_t		count = total - first < per ? total - first : per;
+
+		out[n] = (cc_class) {n, count};
+		n++;
+	}
+	return n;
+}
+
+static void
+two_level_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
+{
+	int64_t		total = params->horizon / params->block + 1;
+	int64_t		last = (key + 1) * segments_per_class(params) - 1;
+
+	(void) group;
+	if (last > total - 1)
+		last = total - 1;
+	/* draws grow with q, but the horizon may cut the last segment short */
+	tail->exact = segment_draws(params, last);
+	if (last > key * segments_per_class(params) &&
+		segment_draws(params, last - 1) > tail->exact)
+		tail->exact = segment_draws(params, last - 1);
+	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, 2));
+	tail->exact_weight = 1.0;
+	tail->segment = true;
 }
 
 const cc_mechanism_ops cc_two_level_ops = {
@@ -92,5 +140,7 @@ const cc_mechanism_ops cc_two_level_ops = {
 	.part_size = two_level_size,
 	.push = two_level_push,
 	.terms = two_level_terms,
-	.segment_terms = two_level_segment_terms,
+	.bound_class = two_level_bound_class,
+	.bound_classes = two_level_bound_classes,
+	.bound_tail = two_level_bound_tail,
 };

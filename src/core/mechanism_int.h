@@ -41,21 +41,68 @@ typedef struct cc_term
 #define CC_MAX_TERMS 2
 
 /*
- * The noise in a release as its error bars need it, for a mechanism whose
- * draws are weighted: the release is the exact count plus the sum of the
- * estimates of `nodes` independent nodes, each of one of the levels
- * 0 .. levels - 1 (node_log_mgf describes one), and then at most rounding
- * away from that sum (the release is rounded to an integer).  For Gaussian
- * noise, proxy instead: the sum is sub-Gaussian with that variance proxy.
+ * The noise in a release as reads describe it, for a mechanism whose draws
+ * are weighted or Gaussian: the release is the exact count plus a noise sum,
+ * rounded to an integer at most rounding away from it.  For Gaussian noise
+ * the sum is sub-Gaussian with variance proxy `proxy`.
  */
 typedef struct cc_noise
 {
 	double		variance;		/* exact variance of the sum */
 	double		rounding;		/* |release - (exact + sum)| <= rounding */
-	int64_t		nodes;			/* nodes summed */
-	int64_t		levels;			/* levels they may be of */
 	double		proxy;			/* zCDP: E[exp(l sum)] <= exp(l^2 proxy / 2) */
 } cc_noise;
+
+/*
+ * The bound's view of the noise (bounds.c).  A piece: count independent
+ * discrete Laplace draws of scale 1 / inv_b, each times weight.
+ */
+typedef struct cc_piece
+{
+	double		count;
+	double		inv_b;
+	double		weight;
+} cc_piece;
+
+#define CC_TAIL_PIECES 64
+
+/*
+ * The noise of a class of segments at the segment's last step, which
+ * bounds.c bounds the tail of: an exact part X0 of `exact` draws of scale
+ * 1 / exact_inv_b, each times exact_weight (none when exact is 0), plus an
+ * independent rest R of pieces and, for honaker, of the `choose` node
+ * estimates (node_pieces) of levels from `from` up that are worst at every
+ * lambda.  A zCDP class gives its proxy instead.  The error of a release
+ * is an integer whose absolute value exceeds m only if |X0 + R| >= m + 1 -
+ * rounding.
+ */
+typedef struct cc_tail
+{
+	int64_t		exact;
+	double		exact_inv_b;
+	double		exact_weight;
+	int			npieces;
+	cc_piece	pieces[CC_TAIL_PIECES];
+	int			choose;
+	int			from;
+	double		rounding;
+	bool		segment;		/* a segment of several steps: see bounds.c */
+	double		proxy;
+} cc_tail;
+
+/* A class of a group's segments: its key and how many segments it covers. */
+typedef struct cc_class
+{
+	int64_t		key;
+	int64_t		segments;
+} cc_class;
+
+/* No group has more classes, and every class key is below CC_CLASS_KEYS. */
+#define CC_MAX_CLASSES 2048
+#define CC_CLASS_KEYS 4096
+
+/* The share of its group's budget every segment keeps (bounds.c). */
+#define CC_BOUND_FLOOR 0.25
 
 typedef struct cc_mechanism_ops
 {
@@ -93,23 +140,30 @@ typedef struct cc_mechanism_ops
 	int			(*terms) (const cc_state *state, cc_term *terms);
 	/* instead of terms: a release whose draws are weighted */
 	void		(*weighted_noise) (const cc_state *state, cc_noise *noise);
-	/*
-	 * with weighted_noise: ln E[exp(lambda N)] for the noise N in the
-	 * estimate of one node of level d, made of draws of scale 1 / inv_b
-	 */
-	double		(*node_log_mgf) (int d, double lambda, double inv_b);
 
 	/*
-	 * Optional, for the bound: the steps fall into segments, numbered from 1,
-	 * along each of which the release's noise only ever gains independent
-	 * symmetric draws (it is a martingale there).  Fill terms with the draws
-	 * of the segment's last step (the horizon's last, if that comes first)
-	 * and return their number; *segment is the current step's segment, and
-	 * with a horizon *segments is how many it has.  Without this, every step
-	 * is a segment of its own.
+	 * The bound (bounds.c), which every kind implements.  The steps fall
+	 * into segments: single steps, unless the release's noise only gains
+	 * independent symmetric draws from one step to the next of a segment.
+	 * Segments fall into groups that share a failure probability: all of
+	 * them with a horizon (group 0), or groups 1, 2, ... without one.  The
+	 * segments of a group fall into classes of the same noise at their last
+	 * step.  bound_class: the current step's group and class key, below
+	 * CC_CLASS_KEYS.
 	 */
-	int			(*segment_terms) (const cc_state *state, cc_term *terms,
-								  int64_t *segment, int64_t *segments);
+	void		(*bound_class) (const cc_state *state, int64_t *group, int64_t *key);
+	/*
+	 * The segments of a group (into *segments) and its classes (into out, at
+	 * most CC_MAX_CLASSES; their number is returned).  A class may cover
+	 * segments whose noise is only dominated by its tail: see bounds.c.
+	 */
+	int			(*bound_classes) (const cc_params *params, int64_t group,
+								  int64_t *segments, cc_class *out);
+	/* the noise of a class */
+	void		(*bound_tail) (const cc_params *params, int64_t group, int64_t key,
+							   cc_tail *tail);
+	/* honaker: the pieces of the estimate of a node of level d */
+	int			(*node_pieces) (const cc_params *params, int d, cc_piece *out);
 	/* optional: could these bytes, maybe unaligned, be the part at step t? */
 	bool		(*part_valid) (const cc_params *params, int64_t t, const void *part);
 } cc_mechanism_ops;
@@ -137,15 +191,28 @@ extern uint64_t cc_multiplier_two(const cc_params *params);
 extern double cc_dlap_log_mgf(double inv_b, double x);
 
 /*
- * The bound of the error bars (mechanism.c) for the sum of count independent
- * discrete Laplace draws of one scale: |sum| <= the result with probability
- * at least 1 - delta, log_term = ln(2 / delta).  For other mechanisms built
- * on trees (continual_mean.c).
+ * The bound of the current release (bounds.c); noise is the weighted or
+ * Gaussian description of it, for the kinds that give one.
+ */
+extern double cc_bound(const cc_state *state, const cc_noise *noise);
+
+/* How many of 1 .. n have popcount k (classes of tree mechanisms). */
+extern int64_t cc_count_popcount(int64_t n, int k);
+
+/* The inverse of a scale, rounded down: tails only grow with the scale. */
+extern double cc_inverse_scale(cc_scale b);
+
+/*
+ * A bound on the sum of count independent discrete Laplace draws of one
+ * scale (bounds.c): |sum| <= the result with probability at least 1 - delta,
+ * log_term = ln(2 / delta).  For other mechanisms built on trees
+ * (continual_mean.c).
  */
 extern double cc_dlap_sum_bound(int64_t count, cc_scale scale, double log_term);
 
 /* The scale multiplier * sensitivity / epsilon; the parameters were checked. */
 extern cc_scale cc_state_scale(const cc_state *state, uint64_t multiplier);
+extern cc_scale cc_params_scale(const cc_params *params, uint64_t multiplier);
 
 /*
  * The binary tree of Chan, Shi and Song, used by the binary and hybrid

@@ -31,12 +31,31 @@ bernoulli_frac(cc_rng *rng, uint64_t a, uint64_t b)
  * exp(-a/b).  Should b * k overflow, A_k is drawn as Bernoulli(a/b) and
  * Bernoulli(1/k) instead.  Inlined: a draw calls it three times or so, and
  * the call's register saves cost as much as its loop.
+ *
+ * The first two trials are one draw when 2 b^2 fits 64 bits: the first
+ * failure is at k = 1 with probability (b - a) / b = 2b(b - a) / 2b^2, at
+ * k = 2 with (a / b)(2b - a) / 2b = a(2b - a) / 2b^2, and later with
+ * a^2 / 2b^2, so one uniform r below 2b^2 decides: r < 2b(b - a), odd;
+ * r < 2b^2 - a^2, even; else on from k = 3.  The outcome is what the
+ * trials are for, and an unpredictable branch costs more than the draw.
  */
 static inline __attribute__((always_inline)) bool
 bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
 {
 	uint64_t	k = 1;
 
+	if (a == 0)
+		return true;			/* exp(0): no randomness needed */
+	if (b <= UINT64_C(3037000499))	/* 2 b^2 < 2^64 */
+	{
+		uint64_t	r = cc_uniform_below(rng, 2 * b * b);
+
+		if (r < 2 * b * (b - a))
+			return true;
+		if (r < 2 * b * b - a * a)
+			return false;
+		k = 3;
+	}
 	for (;;)
 	{
 		uint64_t	bk;
@@ -50,13 +69,34 @@ bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
 	}
 }
 
+/*
+ * Bernoulli(exp(-1)) (bernoulli_exp_at_most_one(1, 1), whose k = 1 always
+ * succeeds): the first k >= 2 at which Bernoulli(1/k) fails is odd.  It is k
+ * with probability (k - 1) / k!, so one uniform r below 6! = 720 settles
+ * k <= 6, by the cumulative counts 360, 600, 690, 714, 719 of k = 2 .. 6,
+ * and the trials go on from k = 7 only if r = 719 (probability 1/6!, that of
+ * reaching k = 7).
+ */
+static inline bool
+bernoulli_exp_minus_one(cc_rng *rng)
+{
+	uint64_t	r = cc_uniform_below(rng, 720);
+	uint64_t	k = 7;
+
+	if (r < 719)
+		return (r >= 360 && r < 600) || (r >= 690 && r < 714);
+	while (cc_uniform_below(rng, k) == 0)
+		k++;
+	return (k & 1) == 1;
+}
+
 bool
 cc_bernoulli_exp(cc_rng *rng, uint64_t num, uint64_t den)
 {
 	/* exp(-g) = exp(-1)^floor(g) * exp(-(g - floor(g))) */
 	while (num > den)
 	{
-		if (!bernoulli_exp_at_most_one(rng, 1, 1))
+		if (!bernoulli_exp_minus_one(rng))
 			return false;
 		num -= den;
 	}
@@ -73,18 +113,26 @@ cc_discrete_laplace(cc_rng *rng, cc_scale b)
 	{
 		uint64_t	u = cc_uniform_below(rng, t);
 		uint64_t	v = 0;
+		uint64_t	narrow;
 		unsigned __int128 magnitude;
 		bool		negative;
 
 		/* u / t is the fractional part of a geometric of parameter 1/t */
-		if (!cc_bernoulli_exp(rng, u, t))
+		if (!bernoulli_exp_at_most_one(rng, u, t))
 			continue;
 		/* v is its whole part: the number of Bernoulli(exp(-1)) successes */
-		while (bernoulli_exp_at_most_one(rng, 1, 1))
+		while (bernoulli_exp_minus_one(rng))
 			v++;
-		magnitude = (unsigned __int128) t * v + u;
-		if (s > 1)				/* a whole scale, the usual case, divides by 1 */
-			magnitude /= s;
+		/* t v + u fits 64 bits but after some 2^64 / t draws in a row */
+		if (!__builtin_mul_overflow(t, v, &narrow) &&
+			!__builtin_add_overflow(narrow, u, &narrow))
+			magnitude = s > 1 ? narrow / s : narrow;
+		else
+		{
+			magnitude = (unsigned __int128) t * v + u;
+			if (s > 1)
+				magnitude /= s;
+		}
 		negative = cc_random_bit(rng);
 		if (negative && magnitude == 0)
 			continue;			/* zero would otherwise be twice as likely */

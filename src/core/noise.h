@@ -65,21 +65,59 @@ cc_random_bit(cc_rng *rng)
 	return bit;
 }
 
-/* Uniform integer in [0, n), n >= 1, by rejection (no modulo bias). */
-static inline uint64_t
+/* 32 uniform random bits, from the same store of spare bits. */
+static inline uint32_t
+cc_random_bits32(cc_rng *rng)
+{
+	uint32_t	bits;
+
+	if (rng->nbits < 32)
+	{
+		rng->bits = cc_next_word(rng);
+		rng->nbits = 64;
+	}
+	bits = (uint32_t) rng->bits;
+	rng->bits >>= 32;
+	rng->nbits -= 32;
+	return bits;
+}
+
+/*
+ * Uniform integer in [0, n), n >= 1, by rejection (no modulo bias).  Always
+ * inlined: the samplers call it in their inner loops.
+ */
+static inline __attribute__((always_inline)) uint64_t
 cc_uniform_below(cc_rng *rng, uint64_t n)
 {
 	/*
 	 * Lemire's method: the high word of r * n is uniform on [0, n) once the
 	 * products whose low word falls below 2^64 mod n are rejected.  The
 	 * division that computes that threshold is needed only when the low word
-	 * is small, which is rare.
+	 * is small, which is rare.  Below 2^32 the same on 32 bits, so that a
+	 * word serves two draws: the samplers' moduli are mostly small.
 	 */
 	unsigned __int128 m;
 	uint64_t	low;
 
 	if (n == 1)
 		return 0;
+	if (n <= UINT32_MAX)
+	{
+		uint64_t	m32 = (uint64_t) cc_random_bits32(rng) * n;
+		uint32_t	low32 = (uint32_t) m32;
+
+		if (low32 < (uint32_t) n)
+		{
+			uint32_t	threshold = (uint32_t) (0 - (uint32_t) n) % (uint32_t) n;	/* 2^32 mod n */
+
+			while (low32 < threshold)
+			{
+				m32 = (uint64_t) cc_random_bits32(rng) * n;
+				low32 = (uint32_t) m32;
+			}
+		}
+		return m32 >> 32;
+	}
 	m = (unsigned __int128) cc_next_word(rng) * n;
 	low = (uint64_t) m;
 	if (low < n)

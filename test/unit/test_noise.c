@@ -54,6 +54,26 @@ test_uniform(void)
 
 	CHECK(cc_uniform_below(&r.rng, 1) == 0, "n = 1");
 
+	/* the same below 2^32, where a draw takes 32 bits, and at its edges */
+	{
+		uint64_t	big32 = UINT64_C(2863311530);	/* 2/3 of 2^32 */
+		long		low32 = 0;
+		long		top = 0;
+
+		for (long i = 0; i < N; i++)
+			low32 += cc_uniform_below(&r.rng, big32) < big32 / 2;
+		CHECK(fabs(low32 - N / 2.0) < UNIT_Z * sqrt(N / 4.0), "low half %ld of %d (32 bits)",
+			  low32, N);
+		for (long i = 0; i < N; i++)
+			top += cc_uniform_below(&r.rng, UINT32_MAX) >= UINT32_MAX / 2;
+		CHECK(fabs(top - N / 2.0) < UNIT_Z * sqrt(N / 4.0), "top half %ld of %d (2^32 - 1)",
+			  top, N);
+		top = 0;
+		for (long i = 0; i < N; i++)
+			top += cc_uniform_below(&r.rng, UINT64_C(1) << 32) >= UINT64_C(1) << 31;
+		CHECK(fabs(top - N / 2.0) < UNIT_Z * sqrt(N / 4.0), "top half %ld of %d (2^32)", top, N);
+	}
+
 	/* single bits: as many ones as zeros, and no pattern across words' ends */
 	{
 		long		ones = 0;
@@ -77,8 +97,14 @@ test_uniform(void)
 static void
 test_bernoulli_exp(void)
 {
-	/* the last two overflow b * k from k = 3 and k = 2: both ways of drawing */
+	/*
+	 * {1, 1} and the cases above 1 go through Bernoulli(exp(-1)) by its
+	 * table of k <= 6; b up to 3037000499 decides the first two trials in
+	 * one draw (the next case is just above); the last two overflow b * k
+	 * from k = 3 and k = 2: both ways of drawing
+	 */
 	static const uint64_t cases[][2] = {{0, 1}, {0, 2}, {1, 2}, {1, 3}, {1, 1}, {5, 2}, {7, 1}, {1000001, 1000000},
+	{3000000000, 3037000500},
 	{UINT64_C(1) << 62, UINT64_C(3) << 61}, {UINT64_C(1) << 62, UINT64_C(1) << 63}};
 	seeded_rng r;
 	const long	n = 400000;

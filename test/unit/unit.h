@@ -52,7 +52,7 @@ extern cc_state *new_state(cc_params *p);
 
 /*
  * Standard normal quantile for a two-sided false-alarm rate of 2e-9 a check.
- * The statistical checks here number 315, under 320 (26 on the samplers in
+ * The statistical checks here number 319, under 320 (30 on the samplers in
  * test_noise.c, 34 on the discrete Gaussian in test_gaussian.c, 11 for each
  * of the 18 runs of check_variance() in test_mechanisms.c, 3 for each of the
  * 11 runs of check_coverage() in test_bounds.c, 1 in test_blt.c, 23 in
