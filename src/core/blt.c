@@ -201,6 +201,13 @@ cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
 			return false;
 		b0 += noise->alpha[i];
 	}
+	for (int j = 0; j < d; j++)
+	{
+		noise->linear[j] = noise->alpha[j] / noise->phi[j];
+		for (int l = j; l < d; l++)
+			noise->pair[j][l] = (j == l ? 1.0 : 2.0) * noise->alpha[j] * noise->alpha[l] /
+				pair_phi(noise->phi[j], noise->phi[l]);
+	}
 	return fabs(b0 - 1.0) <= 1e-9;
 }
 
@@ -220,7 +227,10 @@ cc_blt_column_norm2(const cc_blt *blt, double n)
  * b_k^2 = beta^2 + 2 beta sum_j alpha_j theta_j^k
  *		   + sum_{j,l} alpha_j alpha_l (theta_j theta_l)^k,
  * summed over k < t term by term.  With p_j = theta_j^t and e_j = 1 - p_j,
- * 1 - p_j p_l = e_j + p_j e_l: t expm1 a buffer, none a pair.
+ * 1 - p_j p_l = e_j + p_j e_l: one expm1 a buffer, none a pair.  p_j is
+ * taken as 1 - e_j, which is off by an ulp of 1 at most: where p_j is tiny
+ * e_j is near 1 and that ulp is lost in e_j + p_j e_l.  A window reads this
+ * at every row.
  */
 double
 cc_blt_step_error(const cc_blt_noise *noise, double t, double *coefficients)
@@ -234,21 +244,17 @@ cc_blt_step_error(const cc_blt_noise *noise, double t, double *coefficients)
 	{
 		double		tl = t * noise->log_theta[j];
 
-		p[j] = exp(tl);
-		e[j] = -expm1(tl);
-		plain += noise->alpha[j] * e[j] / noise->phi[j];
-		sum += 2.0 * noise->beta * noise->alpha[j] * e[j] / noise->phi[j];
+		/* below -38, theta_j^t < 2^-54 and 1 - theta_j^t rounds to 1 */
+		e[j] = tl < -38.0 ? 1.0 : -expm1(tl);
+		p[j] = 1.0 - e[j];
+		plain += noise->linear[j] * e[j];
+		sum += 2.0 * noise->beta * noise->linear[j] * e[j];
 	}
 	if (coefficients)
 		*coefficients = plain;
 	for (int j = 0; j < noise->buffers; j++)
-	{
-		sum += noise->alpha[j] * noise->alpha[j] * (e[j] + p[j] * e[j]) /
-			pair_phi(noise->phi[j], noise->phi[j]);
-		for (int l = j + 1; l < noise->buffers; l++)
-			sum += 2.0 * noise->alpha[j] * noise->alpha[l] * (e[j] + p[j] * e[l]) /
-				pair_phi(noise->phi[j], noise->phi[l]);
-	}
+		for (int l = j; l < noise->buffers; l++)
+			sum += noise->pair[j][l] * (e[j] + p[j] * e[l]);
 	return sum;
 }
 

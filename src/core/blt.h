@@ -48,6 +48,13 @@ typedef struct cc_blt_noise
 	double		alpha[CC_BLT_MAX_BUFFERS];
 	double		beta;
 	double		log_theta[CC_BLT_MAX_BUFFERS];	/* log1p(-phi_j) */
+	/*
+	 * cc_blt_step_error's constant factors, so that a read divides nothing:
+	 * alpha_j / phi_j, and for l >= j, (2 - [j = l]) alpha_j alpha_l / (1 -
+	 * theta_j theta_l)
+	 */
+	double		linear[CC_BLT_MAX_BUFFERS];
+	double		pair[CC_BLT_MAX_BUFFERS][CC_BLT_MAX_BUFFERS];
 } cc_blt_noise;
 
 /*

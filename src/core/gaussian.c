@@ -141,6 +141,18 @@ cc_bernoulli_exp_square(cc_rng *rng, u128 a, u128 q)
 
 	if (a == 0)
 		return true;
+	if (a < q && q <= U64_MAX_128)
+	{
+		/* the same on 64 bits: a c <= q and a r < a c fit */
+		uint64_t	a64 = (uint64_t) a;
+		uint64_t	q64 = (uint64_t) q;
+		uint64_t	c64 = q64 / a64;
+
+		for (uint64_t i = a64 / c64; i > 0; i--)
+			if (!cc_bernoulli_exp(rng, a64 * c64, q64))
+				return false;
+		return cc_bernoulli_exp(rng, a64 * (a64 % c64), q64);
+	}
 	c = a >= q ? 1 : q / a;
 	m = a / c;
 	r = a % c;
@@ -182,32 +194,57 @@ cc_dgauss_check(cc_scale sigma2)
 	return CC_OK;
 }
 
-cc_status
-cc_dgauss_draw(cc_rng *rng, cc_scale sigma2, int64_t *out)
+/*
+ * What a draw needs of sigma^2 = n/d, in lowest terms: a release's draws all
+ * share one sigma^2, whose parts (a rho in units of 1e-9 over a sensitivity)
+ * have large common factors; reduced, q mostly fits 64 bits and the draw
+ * divides nothing wide.  The value is the same, so is the law.
+ */
+typedef struct dgauss_plan
 {
-	cc_status	status = cc_dgauss_check(sigma2);
-	uint64_t	n = sigma2.num;
-	uint64_t	d = sigma2.den;
+	cc_scale	sigma2;			/* as the caller gave it */
+	uint64_t	n;
 	uint64_t	t;
 	u128		dt;
 	u128		q;
+} dgauss_plan;
+
+static void
+dgauss_plan_of(cc_scale sigma2, dgauss_plan *plan)
+{
+	uint64_t	g = cc_gcd(sigma2.num, sigma2.den);
+	uint64_t	n = sigma2.num / g;
+	uint64_t	d = sigma2.den / g;
+
+	plan->sigma2 = sigma2;
+	plan->n = n;
+	/* floor(sqrt(n/d)) = floor(sqrt(floor(n/d))) */
+	plan->t = cc_isqrt(n / d) + 1;
+	plan->dt = (u128) d * plan->t;
+	/* 2 n d t^2 = 2 (n t)(d t), at most 2^127 (see the head of the file) */
+	plan->q = 2 * ((u128) n * plan->t) * plan->dt;
+}
+
+cc_status
+cc_dgauss_draw(cc_rng *rng, cc_scale sigma2, int64_t *out)
+{
+	/* the last sigma^2 drawn for, kept: the next draw is most likely its */
+	static dgauss_plan plan;
+	cc_status	status = cc_dgauss_check(sigma2);
 
 	if (status != CC_OK)
 		return status;
-	/* floor(sqrt(n/d)) = floor(sqrt(floor(n/d))) */
-	t = cc_isqrt(n / d) + 1;
-	dt = (u128) d * t;
-	/* 2 n d t^2 = 2 (n t)(d t), at most 2^127 (see the head of the file) */
-	q = 2 * ((u128) n * t) * dt;
+	if (plan.sigma2.num != sigma2.num || plan.sigma2.den != sigma2.den)
+		dgauss_plan_of(sigma2, &plan);
 
 	for (;;)
 	{
-		int64_t		y = cc_discrete_laplace(rng, (cc_scale) {t, 1});
+		int64_t		y = cc_discrete_laplace(rng, (cc_scale) {plan.t, 1});
 		uint64_t	x = y < 0 ? -(uint64_t) y : (uint64_t) y;
-		u128		xdt = (u128) x * dt;
-		u128		a = xdt >= n ? xdt - n : n - xdt;
+		u128		xdt = (u128) x * plan.dt;
+		u128		a = xdt >= plan.n ? xdt - plan.n : plan.n - xdt;
 
-		if (cc_bernoulli_exp_square(rng, a, q))
+		if (cc_bernoulli_exp_square(rng, a, plan.q))
 		{
 			*out = y;
 			return CC_OK;

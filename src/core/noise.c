@@ -165,8 +165,8 @@ cc_dlap_variance(cc_scale b)
 	return 2.0 * p / (one_minus_p * one_minus_p);
 }
 
-static uint64_t
-gcd_u64(uint64_t a, uint64_t b)
+uint64_t
+cc_gcd(uint64_t a, uint64_t b)
 {
 	while (b != 0)
 	{
@@ -189,8 +189,8 @@ cc_scale_make(uint64_t mult, uint64_t eps_num, uint64_t eps_den,
 	if (mult == 0 || eps_num == 0 || eps_den == 0)
 		return false;
 	/* mult / (eps_num / eps_den) = mult * eps_den / eps_num, reduced */
-	g1 = gcd_u64(mult, eps_num);
-	g2 = gcd_u64(eps_den, eps_num / g1);
+	g1 = cc_gcd(mult, eps_num);
+	g2 = cc_gcd(eps_den, eps_num / g1);
 	if (__builtin_mul_overflow(mult / g1, eps_den / g2, &num))
 		return false;
 	out->num = num;

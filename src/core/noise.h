@@ -148,6 +148,9 @@ extern double cc_dlap_variance(cc_scale b);
 /* The scale as a double, for error bars only. */
 extern double cc_scale_value(cc_scale b);
 
+/* The greatest common divisor; cc_gcd(a, 0) = a. */
+extern uint64_t cc_gcd(uint64_t a, uint64_t b);
+
 /* Largest scale the samplers accept: noise of this scale cannot overflow. */
 #define CC_MAX_SCALE 1e15
 

@@ -300,19 +300,6 @@ put(builder *b, void *p)
 		b->allocator.release(b->allocator.ctx, p);
 }
 
-static uint64_t
-gcd64(uint64_t a, uint64_t b)
-{
-	while (b != 0)
-	{
-		uint64_t	t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* floor(a / b) for b > 0 */
 static int64_t
 floor_div(int64_t a, int64_t b)
@@ -1221,7 +1208,7 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 		}
 		else if (ch->kind == CC_CHARGE_DGAUSS)
 		{
-			uint64_t	r = gcd64(ch->sigma2.num, ch->sigma2.den);
+			uint64_t	r = cc_gcd(ch->sigma2.num, ch->sigma2.den);
 			dg_group   *g = &dg[ndg++];
 
 			memset(g, 0, sizeof(*g));
@@ -1243,7 +1230,7 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 			pure[ngroups].units = units[i].units;
 			pure[ngroups].n = (int64_t) units[i].count;
 			ngroups++;
-			gcd = gcd64(gcd, units[i].units);
+			gcd = cc_gcd(gcd, units[i].units);
 		}
 		if ((uint64_t) pure[ngroups - 1].n > MAX_PURE_COUNT)
 		{
