@@ -1085,18 +1085,11 @@ check_cost(const char *ledger, cc_cost cost, bool by_source)
 	Oid			role;
 	const char *name = paying_ledger(ledger, by_source, &row, &role);
 	uint64		spent;
-	uint64		units;
 	cc_accounting accounting;
 
 	/* a ledger the store lacks is refused by the charge itself (XX001) */
-	if (ledger_store_spent(row.id, &spent, &accounting) &&
-		!cc_ledger_cost(accounting, cost, &units))
-		ereport(ERROR,
-				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
-				 errmsg("ledger \"%s\" accounts in pure epsilon and cannot pay for a zCDP release", name),
-				 errdetail("A release with Gaussian noise is rho-zCDP (here rho %s), which no epsilon bounds.",
-						   spec_format_epsilon(cost.units)),
-				 errhint("Charge it to a zCDP ledger, created with contcount.create_ledger(name, rho => ..., delta => ...).")));
+	if (ledger_store_spent(row.id, &spent, &accounting))
+		(void) ledger_store_release_units(accounting, name, cost);
 }
 
 void

@@ -1057,13 +1057,13 @@ ledger_store_create(int64 ledger, const char *name, Oid role, cc_accounting acco
 	LWLockRelease(store->lock);
 }
 
-/* What one release of cost costs the ledger of sum; ZB003 if it cannot pay. */
-static uint64
-release_cost(const LedgerSum *sum, const char *name, cc_cost cost)
+/* What one release of cost costs a ledger of accounting; ZB003 if it cannot pay. */
+uint64
+ledger_store_release_units(cc_accounting accounting, const char *name, cc_cost cost)
 {
 	uint64		units;
 
-	if (!cc_ledger_cost(sum->accounting, cost, &units))
+	if (!cc_ledger_cost(accounting, cost, &units))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
 				 errmsg("ledger \"%s\" accounts in pure epsilon and cannot pay for a zCDP release", name),
@@ -1106,7 +1106,7 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 				 errhint("Import the ledger's export with contcount.import_ledgers(), or restore the "
 						 "server from a base backup and its WAL.")));
 	/* at least a unit: cost.units > 0, and a rho of an epsilon rounds up */
-	each = release_cost(sum, name, charge->cost);
+	each = ledger_store_release_units(sum->accounting, name, charge->cost);
 	remaining = sum->spent_units > budget_units ? 0 : budget_units - sum->spent_units;
 	affordable = remaining / each;
 	if (affordable == 0 && sum->accounting == CC_PURE)

@@ -89,6 +89,14 @@ extern void ledger_store_catalog_changed(void);
  */
 extern bool ledger_store_spent(int64 ledger, uint64 *spent_units, cc_accounting *accounting);
 
+/*
+ * What one release of cost costs a ledger of that accounting, in its units;
+ * ZB003 (named by name) if it cannot pay, as for a zCDP release on a pure
+ * ledger.
+ */
+extern uint64 ledger_store_release_units(cc_accounting accounting, const char *name,
+										 cc_cost cost);
+
 /* Call fn for every charge in the store, oldest first. */
 extern void ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg);
 
