@@ -36,44 +36,6 @@ typedef struct ledger
 	cc_charge	charges[MAX_CHARGES];
 } ledger;
 
-static cc_charge
-pure(double epsilon)
-{
-	cc_charge	c;
-
-	memset(&c, 0, sizeof(c));
-	c.kind = CC_CHARGE_PURE;
-	c.count = 1;
-	c.epsilon_units = (uint64_t) llround(epsilon * 1e9);
-	return c;
-}
-
-static cc_charge
-gauss(double rho)
-{
-	cc_charge	c;
-
-	memset(&c, 0, sizeof(c));
-	c.kind = CC_CHARGE_GAUSSIAN;
-	c.count = 1;
-	c.rho = rho;
-	return c;
-}
-
-static cc_charge
-dgauss(uint64_t sigma2, uint64_t sensitivity)
-{
-	cc_charge	c;
-
-	memset(&c, 0, sizeof(c));
-	c.kind = CC_CHARGE_DGAUSS;
-	c.count = 1;
-	c.sigma2.num = sigma2;
-	c.sigma2.den = 1;
-	c.sensitivity = sensitivity;
-	return c;
-}
-
 /* One release of kind at rho, T = 2^20, as its ledger records it. */
 static cc_charge
 recorded(cc_kind kind, double rho, int64_t sensitivity)
@@ -210,28 +172,28 @@ main(int argc, char **argv)
 
 	l = &ledgers[nledgers++];
 	l->name = "10 x epsilon 0.1";
-	add(l, pure(0.1), 10);
+	add(l, cc_charge_pure(0.1), 10);
 	l = &ledgers[nledgers++];
 	l->name = "100 x epsilon 0.01";
-	add(l, pure(0.01), 100);
+	add(l, cc_charge_pure(0.01), 100);
 	l = &ledgers[nledgers++];
 	l->name = "rho 1/32";
-	add(l, gauss(1.0 / 32), 1);
+	add(l, cc_charge_rho(1.0 / 32), 1);
 	l = &ledgers[nledgers++];
 	l->name = "rho 0.5";
-	add(l, gauss(0.5), 1);
+	add(l, cc_charge_rho(0.5), 1);
 	l = &ledgers[nledgers++];
 	l->name = "tree: 21 dgauss s2 21";
-	add(l, dgauss(21, 1), 21);
+	add(l, cc_charge_dgauss((cc_scale) {21, 1}, 1), 21);
 	l = &ledgers[nledgers++];
 	l->name = "10 x 0.1 + rho 0.5";
-	add(l, pure(0.1), 10);
-	add(l, gauss(0.5), 1);
+	add(l, cc_charge_pure(0.1), 10);
+	add(l, cc_charge_rho(0.5), 1);
 	l = &ledgers[nledgers++];
 	l->name = "3000: 5 eps, rho";
 	for (int i = 0; i < 2000; i++)
-		add(l, pure(0.01 * (1 + i % 5)), 1);
-	add(l, gauss(0.001), 1000);
+		add(l, cc_charge_pure(0.01 * (1 + i % 5)), 1);
+	add(l, cc_charge_rho(0.001), 1000);
 	l = &ledgers[nledgers++];
 	l->name = "gaussian_honaker 0.5";
 	add(l, recorded(CC_GAUSSIAN_HONAKER, 0.5, 1), 1);

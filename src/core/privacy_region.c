@@ -918,6 +918,26 @@ charge_valid(const cc_charge *c)
 	return false;
 }
 
+cc_charge
+cc_charge_pure(double epsilon)
+{
+	return (cc_charge) {.kind = CC_CHARGE_PURE, .count = 1,
+	.epsilon_units = (uint64_t) llround(epsilon * 1e9)};
+}
+
+cc_charge
+cc_charge_rho(double rho)
+{
+	return (cc_charge) {.kind = CC_CHARGE_GAUSSIAN, .count = 1, .rho = rho};
+}
+
+cc_charge
+cc_charge_dgauss(cc_scale sigma2, uint64_t sensitivity)
+{
+	return (cc_charge) {.kind = CC_CHARGE_DGAUSS, .count = 1, .sigma2 = sigma2,
+	.sensitivity = sensitivity};
+}
+
 void
 cc_charge_of_cost(cc_cost cost, uint64_t count, cc_charge *charge)
 {

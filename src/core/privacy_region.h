@@ -86,6 +86,11 @@ typedef struct cc_charge
  */
 extern void cc_charge_of_cost(cc_cost cost, uint64_t count, cc_charge *charge);
 
+/* One release: pure at epsilon, of a rho only, a discrete Gaussian's. */
+extern cc_charge cc_charge_pure(double epsilon);
+extern cc_charge cc_charge_rho(double rho);
+extern cc_charge cc_charge_dgauss(cc_scale sigma2, uint64_t sensitivity);
+
 typedef enum cc_region_status
 {
 	CC_REGION_OK = 0,

@@ -14,44 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-static cc_charge
-pure(double epsilon)
-{
-	cc_charge	c;
-
-	memset(&c, 0, sizeof(c));
-	c.kind = CC_CHARGE_PURE;
-	c.count = 1;
-	c.epsilon_units = (uint64_t) llround(epsilon * 1e9);
-	return c;
-}
-
-static cc_charge
-gauss(double rho)
-{
-	cc_charge	c;
-
-	memset(&c, 0, sizeof(c));
-	c.kind = CC_CHARGE_GAUSSIAN;
-	c.count = 1;
-	c.rho = rho;
-	return c;
-}
-
-static cc_charge
-dgauss(uint64_t num, uint64_t den, uint64_t sensitivity)
-{
-	cc_charge	c;
-
-	memset(&c, 0, sizeof(c));
-	c.kind = CC_CHARGE_DGAUSS;
-	c.count = 1;
-	c.sigma2.num = num;
-	c.sigma2.den = den;
-	c.sensitivity = sensitivity;
-	return c;
-}
-
 static cc_privacy_curve *
 build(const cc_charge *charges, size_t n)
 {
@@ -289,7 +251,7 @@ test_one_pure(void)
 
 	for (int i = 0; i < 5; i++)
 	{
-		cc_charge	ch = pure(eps[i]);
+		cc_charge	ch = cc_charge_pure(eps[i]);
 		cc_privacy_curve *c = build(&ch, 1);
 		double		e1 = exp(eps[i]);
 
@@ -340,7 +302,7 @@ test_kairouz(void)
 			cc_privacy_curve *c;
 
 			for (int i = 0; i < k; i++)
-				ch[i] = pure(eps[e]);
+				ch[i] = cc_charge_pure(eps[e]);
 			c = build(ch, k);
 			for (int i = 0; i <= k / 2; i++)
 			{
@@ -374,7 +336,7 @@ test_many_pure(void)
 	double		lq = -e0 - log1p(exp(-e0));
 
 	for (int i = 0; i < n; i++)
-		ch[i] = pure(e0);
+		ch[i] = cc_charge_pure(e0);
 	c = build(ch, n);
 	for (double e = 0.0; e <= 2.5; e += 0.5)
 	{
@@ -412,7 +374,7 @@ test_differing_pure(void)
 
 		for (int i = 0; i < k; i++)
 		{
-			ch[i] = pure(eps[i]);
+			ch[i] = cc_charge_pure(eps[i]);
 			total += eps[i];
 		}
 		c = build(ch, k);
@@ -456,7 +418,7 @@ test_one_gaussian(void)
 
 	for (int i = 0; i < 5; i++)
 	{
-		cc_charge	ch = gauss(rho[i]);
+		cc_charge	ch = cc_charge_rho(rho[i]);
 		cc_privacy_curve *c = build(&ch, 1);
 		double		mu = sqrt(2 * rho[i]);
 
@@ -476,7 +438,7 @@ test_one_gaussian(void)
 
 	/* the formula itself: E_P[(1 - e^(eps - L))_+], L ~ N(mu^2/2, mu^2) */
 	{
-		cc_charge	ch = gauss(0.5);
+		cc_charge	ch = cc_charge_rho(0.5);
 		cc_privacy_curve *c = build(&ch, 1);
 
 		for (double e = 0.0; e <= 4.0; e += 1.0)
@@ -505,12 +467,12 @@ test_k_gaussians(void)
 	for (int k = 1; k <= 64; k *= 4)
 	{
 		cc_charge	ch[64];
-		cc_charge	one = gauss(0.5);
+		cc_charge	one = cc_charge_rho(0.5);
 		cc_privacy_curve *c;
 		cc_privacy_curve *c1 = build(&one, 1);
 
 		for (int i = 0; i < k; i++)
-			ch[i] = gauss(0.5 / k);
+			ch[i] = cc_charge_rho(0.5 / k);
 		c = build(ch, k);
 		for (double e = 0.0; e <= 8.0; e += 0.5)
 			CHECK(close_rel(cc_privacy_curve_delta(c, e), cc_privacy_curve_delta(c1, e), 1e-12),
@@ -538,7 +500,7 @@ test_k_gaussians(void)
 static void
 test_zcdp_conversion(void)
 {
-	cc_charge	ch = gauss(1.0 / 32);
+	cc_charge	ch = cc_charge_rho(1.0 / 32);
 	cc_privacy_curve *c = build(&ch, 1);
 	double		e = cc_privacy_curve_epsilon(c, 1e-3);
 	double		classic = 1.0 / 32 + 2 * sqrt(log(1e3) / 32);
@@ -565,8 +527,8 @@ test_mixed(void)
 			double		mu = sqrt(2 * rho[r]);
 
 			for (int i = 0; i < k; i++)
-				ch[i] = pure(eps[i]);
-			ch[k] = gauss(rho[r]);
+				ch[i] = cc_charge_pure(eps[i]);
+			ch[k] = cc_charge_rho(rho[r]);
 			c = build(ch, k + 1);
 			for (double e = 0.0; e <= 4.0; e += 0.5)
 			{
@@ -623,10 +585,10 @@ test_discrete_gaussian(void)
 			double		s2 = cases[t].sigma2[i];
 
 			/* sigma^2 as num/den with den 4: all the cases' are exact */
-			ch[n++] = dgauss((uint64_t) llround(s2 * 4), 4, cases[t].D[i]);
+			ch[n++] = cc_charge_dgauss((cc_scale) {(uint64_t) llround(s2 * 4), 4}, cases[t].D[i]);
 		}
 		if (cases[t].rr > 0)
-			ch[n++] = pure(cases[t].rr);
+			ch[n++] = cc_charge_pure(cases[t].rr);
 		c = build(ch, n);
 		for (double e = 0.0; e <= 12.0; e += 0.5)
 		{
@@ -675,7 +637,7 @@ test_discrete_gaussian(void)
 		cc_privacy_curve *c;
 
 		for (int i = 0; i < 21; i++)
-			ch[i] = dgauss(s2, 1, 1);
+			ch[i] = cc_charge_dgauss((cc_scale) {s2, 1}, 1);
 		c = build(ch, 21);
 		for (double e = 0.0; e <= 8.0; e += 0.25)
 			CHECK(cc_privacy_curve_delta(c, e) >= levels_delta(&lv, e) * (1 - 1e-9),
@@ -705,7 +667,7 @@ test_discrete_gaussian(void)
 
 	/* too wide for a pmf: the bound, at most the continuous curve shifted */
 	{
-		cc_charge	ch = dgauss(UINT64_C(1000000000000), 1, 1000000);
+		cc_charge	ch = cc_charge_dgauss((cc_scale) {UINT64_C(1000000000000), 1}, 1000000);
 		cc_privacy_curve *c = build(&ch, 1);
 
 		for (double e = 0.0; e <= 6.0; e += 0.5)
@@ -726,15 +688,15 @@ test_monotone_inverse(void)
 	const char *names[4] = {"10 x 0.1", "rho 0.5", "mix", "40 differing"};
 
 	for (int i = 0; i < 10; i++)
-		ledgers[0][i] = pure(0.1);
-	ledgers[1][0] = gauss(0.5);
+		ledgers[0][i] = cc_charge_pure(0.1);
+	ledgers[1][0] = cc_charge_rho(0.5);
 	for (int i = 0; i < 10; i++)
-		ledgers[2][i] = pure(0.1 + 0.05 * (i % 3));
+		ledgers[2][i] = cc_charge_pure(0.1 + 0.05 * (i % 3));
 	for (int i = 10; i < 30; i++)
-		ledgers[2][i] = dgauss(40, 1, 1);
-	ledgers[2][30] = gauss(0.05);
+		ledgers[2][i] = cc_charge_dgauss((cc_scale) {40, 1}, 1);
+	ledgers[2][30] = cc_charge_rho(0.05);
 	for (int i = 0; i < 40; i++)
-		ledgers[3][i] = pure(0.0123456789 * (i + 1));
+		ledgers[3][i] = cc_charge_pure(0.0123456789 * (i + 1));
 
 	for (int l = 0; l < 4; l++)
 	{
@@ -786,7 +748,7 @@ test_many_charges(void)
 	clock_t		start = clock();
 
 	for (int i = 0; i < n; i++)
-		ch[i] = i < 2000 ? pure(0.01 * (1 + i % 5)) : gauss(0.001);
+		ch[i] = i < 2000 ? cc_charge_pure(0.01 * (1 + i % 5)) : cc_charge_rho(0.001);
 	c = build(ch, n);
 	printf("privacy region: 3000 charges built in %.1f ms (sanitized build)\n",
 		   (clock() - start) * 1000.0 / CLOCKS_PER_SEC);
@@ -903,17 +865,17 @@ test_counts(void)
 	int			same = 0;
 
 	for (int i = 0; i < 10; i++)
-		apart[i] = pure(0.1);
+		apart[i] = cc_charge_pure(0.1);
 	for (int i = 10; i < 30; i++)
-		apart[i] = dgauss(40, 1, 1);
-	apart[30] = gauss(0.05);
-	counted[0] = pure(0.1);
+		apart[i] = cc_charge_dgauss((cc_scale) {40, 1}, 1);
+	apart[30] = cc_charge_rho(0.05);
+	counted[0] = cc_charge_pure(0.1);
 	counted[0].count = 10;
-	counted[1] = dgauss(40, 1, 1);
+	counted[1] = cc_charge_dgauss((cc_scale) {40, 1}, 1);
 	counted[1].count = 20;
-	counted[2] = gauss(0.025);
+	counted[2] = cc_charge_rho(0.025);
 	counted[2].count = 2;
-	counted[3] = pure(5.0);
+	counted[3] = cc_charge_pure(5.0);
 	counted[3].count = 0;		/* none */
 	a = build(apart, 31);
 	b = build(counted, 4);
@@ -942,7 +904,7 @@ test_summed_dgauss(void)
 		int			n = 60;
 		int			v[60];
 		moves		m;
-		cc_charge	ch = dgauss((uint64_t) sigma2[t], 1, 1);
+		cc_charge	ch = cc_charge_dgauss((cc_scale) {(uint64_t) sigma2[t], 1}, 1);
 		cc_privacy_curve *c;
 
 		for (int i = 0; i < n; i++)
@@ -977,8 +939,8 @@ test_summed_dgauss(void)
 	}
 
 	{
-		cc_charge	many = dgauss(10000, 1, 1);
-		cc_charge	one = dgauss(UINT64_C(10000000000), 1, 1000000);
+		cc_charge	many = cc_charge_dgauss((cc_scale) {10000, 1}, 1);
+		cc_charge	one = cc_charge_dgauss((cc_scale) {UINT64_C(10000000000), 1}, 1000000);
 		cc_privacy_curve *a;
 		cc_privacy_curve *b;
 		clock_t		start = clock();
@@ -1197,7 +1159,7 @@ test_rho_only(void)
 		  "rho only: epsilon %.12g", cc_privacy_curve_epsilon(c, 1e-6));
 	cc_privacy_curve_free(c);
 
-	ch[0] = pure(1.0);
+	ch[0] = cc_charge_pure(1.0);
 	ch[1] = z;
 	c = build(ch, 2);
 	ok = cases = 0;
@@ -1275,11 +1237,11 @@ counting_release(void *ctx, void *p)
 static void
 test_refusals(void)
 {
-	cc_charge	bad[] = {gauss(-1.0), gauss(NAN), gauss(1e9), dgauss(0, 1, 1),
-	dgauss(1, 0, 1), dgauss(1, 1, 0), dgauss(1, 1, 1000001)};
+	cc_charge	bad[] = {cc_charge_rho(-1.0), cc_charge_rho(NAN), cc_charge_rho(1e9), cc_charge_dgauss((cc_scale) {0, 1}, 1),
+	cc_charge_dgauss((cc_scale) {1, 0}, 1), cc_charge_dgauss((cc_scale) {1, 1}, 0), cc_charge_dgauss((cc_scale) {1, 1}, 1000001)};
 	cc_charge	big[1001];
-	cc_charge	mix[] = {pure(0.1), pure(0.3333333333), dgauss(5, 2, 1), dgauss(1000000, 1, 1),
-	gauss(0.1)};
+	cc_charge	mix[] = {cc_charge_pure(0.1), cc_charge_pure(0.3333333333), cc_charge_dgauss((cc_scale) {5, 2}, 1), cc_charge_dgauss((cc_scale) {1000000, 1}, 1),
+	cc_charge_rho(0.1)};
 	cc_privacy_curve *c;
 	counting	k = {0, -1, 0};
 	cc_allocator counted = {counting_alloc, counting_release, &k};
@@ -1288,11 +1250,11 @@ test_refusals(void)
 	for (int i = 0; i < (int) (sizeof(bad) / sizeof(bad[0])); i++)
 		CHECK(cc_privacy_curve_build(&bad[i], 1, NULL, &c) == CC_REGION_BAD_CHARGE && c == NULL,
 			  "bad charge %d accepted", i);
-	big[0] = pure(1001.0);
+	big[0] = cc_charge_pure(1001.0);
 	CHECK(cc_privacy_curve_build(big, 1, NULL, &c) == CC_REGION_TOO_LARGE && c == NULL,
 		  "epsilon 1001 accepted");
 	for (int i = 0; i < 1001; i++)
-		big[i] = pure(1000.0);
+		big[i] = cc_charge_pure(1000.0);
 	CHECK(cc_privacy_curve_build(big, 1001, NULL, &c) == CC_REGION_TOO_LARGE && c == NULL,
 		  "epsilon 1001000 in all accepted");
 
