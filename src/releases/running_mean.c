@@ -23,7 +23,8 @@
  * contcount.mean_mechanism(), whose defaults read well) or as the short
  * form's five arguments.  The plan, and a state initialized from it (its
  * bound tables take milliseconds), are made once per call site; each stream
- * starts from a copy.
+ * starts from a copy.  The stream's functions (running_mean.h) also serve
+ * source_running_mean, which feeds one stream from a protected source.
  *
  * IDENTIFICATION
  *	  src/releases/running_mean.c

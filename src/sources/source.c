@@ -478,6 +478,7 @@ source_for_release(const char *name, SourceTable *table)
 	OwnerScope	scope;
 	Source		source;
 	char	   *relname;
+	char	   *schema;
 	int32		typmod;
 
 	owner_begin(&scope);
@@ -487,10 +488,9 @@ source_for_release(const char *name, SourceTable *table)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the table of protected source \"%s\" is gone", name)));
+	schema = get_namespace_name(get_rel_namespace(source.relid));
 	table->relid = source.relid;
-	table->relation = MemoryContextStrdup(outer,
-										  quote_qualified_identifier(get_namespace_name(get_rel_namespace(source.relid)),
-																	 relname));
+	table->relation = MemoryContextStrdup(outer, quote_qualified_identifier(schema, relname));
 	table->unit = MemoryContextStrdup(outer, column_sql(&source, source.unit));
 	table->time = MemoryContextStrdup(outer, column_sql(&source, source.time));
 	/* its type may have changed since it was declared */
