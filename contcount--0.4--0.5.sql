@@ -532,6 +532,42 @@ CREATE AGGREGATE contcount.running_mean(x float8, unit anyelement, lo float8, hi
     PARALLEL = RESTRICTED
 );
 
+-- The running mean of a protected source's column.  Its neighbours are the
+-- paper's: the same arrival pattern (which unit gave each sample, and when),
+-- any values of one unit; the release shows that pattern.  So a column may
+-- be averaged only once a superuser has declared it, making the source's
+-- arrival pattern public.  Only the extension's owner reads the table.
+CREATE TABLE contcount.source_mean_value (
+    source text NOT NULL REFERENCES contcount.source (name) ON DELETE CASCADE,
+    name text NOT NULL,
+    attnum int2 NOT NULL,
+    PRIMARY KEY (source, name)
+);
+REVOKE ALL ON contcount.source_mean_value FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.source_mean_value', '');
+
+CREATE FUNCTION contcount.source_mean_value(source text, value_column text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_source_mean_value'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.source_mean_value(text, text) FROM PUBLIC;
+
+CREATE FUNCTION contcount.drop_source_mean_value(source text, value_column text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_drop_source_mean_value'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.drop_source_mean_value(text, text) FROM PUBLIC;
+
+-- Releasing: any role the source is granted to, without SELECT on the
+-- table; one row per sample in time order, charged once to the caller's
+-- ledger and once to the source's.
+CREATE FUNCTION contcount.source_running_mean(source text, value text,
+    mechanism contcount.mean_mechanism, OUT t bigint, OUT at timestamptz, OUT mean float8,
+    OUT covered bigint, OUT stddev float8, OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_running_mean'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- ---------------------------------------------------------------------
 -- Privacy curves (issue 13)
 -- ---------------------------------------------------------------------

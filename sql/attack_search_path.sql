@@ -22,6 +22,15 @@ ALTER ROLE regress_attacker SET contcount.ledger = 'attacker';
 -- a ledger it administers, to manage it
 SELECT contcount.create_ledger('attacker_team', 1);
 SELECT contcount.grant_ledger('attacker_team', 'regress_attacker', admin => true);
+-- a protected source it may release a running mean from, which it cannot
+-- read, paid for by a data ledger of its own
+CREATE TABLE test.attack_scores (person int, at timestamptz, score float8);
+INSERT INTO test.attack_scores
+SELECT p % 3, '2026-01-01 00:00+00'::timestamptz + p * interval '1 hour', p % 5 FROM generate_series(1, 8) p;
+SELECT contcount.create_ledger('attack_data', 1);
+SELECT contcount.protect_table('attack_scores', 'test.attack_scores', 'person', 'at', 'attack_data');
+SELECT contcount.source_mean_value('attack_scores', 'score');
+SELECT contcount.grant_source('attack_scores', 'regress_attacker');
 
 \c - regress_attacker
 -- Its own table, its record of the shadows' calls, and its escalation trap.
@@ -309,6 +318,14 @@ SELECT pg_catalog.count(*) AS releases, pg_catalog.max(t) AS last_t
 FROM contcount.running_counts(ARRAY(SELECT n FROM attacker.events ORDER BY day), 0.25);
 SELECT pg_catalog.count(*) AS releases
 FROM contcount.running_counts(ARRAY[1, 2, 3]::bigint[], 0.25, mechanism => 'hybrid', ledger => 'attacker');
+-- running_mean as a window function (0.0078125) and from the protected
+-- source (0.00390625, to its ledger and to the source's)
+SELECT pg_catalog.count(r) AS releases, pg_catalog.max((r).t) AS last_t FROM (
+    SELECT contcount.running_mean(n::float8, kind, contcount.mean_mechanism(0, 5, 0.0078125, 16, 4))
+               OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) AS r
+    FROM attacker.events) s;
+SELECT pg_catalog.count(*) AS releases, pg_catalog.max(t) AS last_t
+FROM contcount.source_running_mean('attack_scores', 'score', contcount.mean_mechanism(0, 5, 0.00390625, 16, 4));
 -- the ledger it administers: spend, manage, grant, revoke
 SELECT contcount.noisy_count(0.5, 'attacker_team') IS NOT NULL AS released FROM attacker.events;
 SELECT contcount.alter_ledger('attacker_team', 3);
@@ -355,14 +372,14 @@ FROM contcount.counters ORDER BY name;
 -- the views, as it sees them
 SELECT name, budget, spent, remaining FROM contcount.ledgers ORDER BY name;
 SELECT role, ledger, epsilon, function FROM contcount.charges ORDER BY at;
--- spent: 0.125 + 0.0625 + 2 * 0.03125 + 0.015625 + 2 * 0.25 + 0.25 = 1.015625;
--- of 2, 0.984375 is left: a billionth more is refused, exactly that passes,
--- then nothing is left
+-- spent: 0.125 + 0.0625 + 2 * 0.03125 + 0.015625 + 2 * 0.25 + 0.25
+-- + 0.0078125 + 0.00390625 = 1.02734375; of 2, 0.97265625 is left: a
+-- billionth more is refused, exactly that passes, then nothing is left
 SELECT s, attacker.error_of(s) FROM (VALUES
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.984375001)$$),
-    ($$SELECT contcount.noisy_count(0.984375001) FROM attacker.events$$),
-    ($$SELECT contcount.create_counter('overspent', 0.984375001, horizon => 4)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.984375)$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.972656251)$$),
+    ($$SELECT contcount.noisy_count(0.972656251) FROM attacker.events$$),
+    ($$SELECT contcount.create_counter('overspent', 0.972656251, horizon => 4)$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.97265625)$$),
     ($$SELECT contcount.noisy_count(0.000001) FROM attacker.events$$)
 ) AS cases(s);
 
@@ -391,13 +408,15 @@ SELECT shadow, role_name, escalated, count(*) AS calls,
 FROM attacker.calls GROUP BY shadow, role_name, escalated, query ORDER BY query, shadow;
 -- exactly what its releases cost, to the ledgers it may spend
 SELECT name, budget, spent, remaining,
-       spent = 0.125 + 0.0625 + 2 * 0.03125 + 0.015625 + 2 * 0.25 + 0.25 + 0.984375 AS spent_exactly
+       spent = 0.125 + 0.0625 + 2 * 0.03125 + 0.015625 + 2 * 0.25 + 0.25 + 0.0078125 + 0.00390625
+               + 0.97265625 AS spent_exactly
 FROM contcount.ledgers WHERE name = 'attacker';
+SELECT name, spent, spent = 0.00390625 AS spent_exactly FROM contcount.ledgers WHERE name = 'attack_data';
 SELECT name, budget, spent, spent = 0.5 AS spent_exactly
 FROM contcount.ledgers WHERE name = 'attacker_team';
 SELECT spent = :'tests_spent_before' AS tests_untouched FROM contcount.ledgers WHERE name = 'tests';
 SELECT ledger, function, count(*) AS charges, sum(epsilon) AS epsilon
-FROM contcount.charges WHERE ledger IN ('attacker', 'attacker_team')
+FROM contcount.charges WHERE ledger IN ('attacker', 'attacker_team', 'attack_data')
 GROUP BY ledger, function ORDER BY ledger, function;
 -- the counter: every step released, error bars as the formula says, each
 -- release within its bound of the exact count (beta = 1e-9)
@@ -456,6 +475,9 @@ ROLLBACK;
 
 RESET search_path;
 SELECT contcount.drop_counter('attack_victim');
+SELECT contcount.drop_source('attack_scores');
+DROP TABLE test.attack_scores;
+SELECT contcount.drop_ledger('attack_data');
 SELECT contcount.drop_ledger('attacker');
 DROP OWNED BY regress_attacker, regress_attacker_peer;
 DROP ROLE regress_attacker, regress_attacker_peer;

@@ -26,11 +26,23 @@ SELECT contcount.source_dimension('visits', 'region', ARRAY['north', 'south']);
 -- could fail on a value and show it in the error
 SELECT test.error_of($$SELECT contcount.protect_table('bad', 'test.visits_by_month', 'person', 'region', 'visits_data')$$);
 
+-- a source whose running mean may be released: values that a cast to
+-- float8 would refuse (numeric beyond its range), or that the open path
+-- refuses (NaN), must not show themselves by an error
+CREATE TABLE test.spend (person int, at timestamptz, amount numeric, paid float8, secret numeric);
+INSERT INTO test.spend VALUES
+    (1, '2026-01-01 00:00+00', 3, 3, 1), (2, '2026-01-02 00:00+00', '1e400', 'Infinity', 2),
+    (3, '2026-01-03 00:00+00', '-1e400', '-Infinity', 3), (4, '2026-01-04 00:00+00', 'NaN', 'NaN', 4);
+SELECT contcount.protect_table('spend', 'test.spend', 'person', 'at', 'visits_data');
+SELECT contcount.source_mean_value('spend', 'amount');
+SELECT contcount.source_mean_value('spend', 'paid');
+
 CREATE ROLE regress_src_mallory LOGIN;
 ALTER ROLE regress_src_mallory SET contcount.ledger = 'visits_team';
 GRANT USAGE ON SCHEMA test TO regress_src_mallory;
 GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_src_mallory;
 SELECT contcount.grant_source('visits', 'regress_src_mallory');
+SELECT contcount.grant_source('spend', 'regress_src_mallory');
 
 \c - regress_src_mallory
 -- The release works, over every partition.
@@ -72,6 +84,21 @@ $$ BEGIN RAISE NOTICE 'seen: %', $1; RETURN true; END $$;
 SELECT name, dimension FROM contcount.sources WHERE pg_temp.leak(name) ORDER BY name;
 -- the data's ledger is not the analyst's to see
 SELECT name FROM contcount.ledgers ORDER BY name;
+-- a running mean: no value breaks it; the value must be a declared column
+-- (not SQL text, not the unit or the time), and only a superuser declares
+SELECT count(*) AS samples, count(mean) AS means
+FROM contcount.source_running_mean('spend', 'amount', contcount.mean_mechanism(0, 10, 0.01, 10, 1));
+SELECT count(*) AS samples, count(mean) AS means
+FROM contcount.source_running_mean('spend', 'paid', contcount.mean_mechanism(0, 10, 0.01, 10, 1));
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT * FROM contcount.source_running_mean('spend', 'secret', contcount.mean_mechanism(0, 10, 0.01, 10, 1))$$),
+    ($$SELECT * FROM contcount.source_running_mean('spend', 'person', contcount.mean_mechanism(0, 10, 0.01, 10, 1))$$),
+    ($$SELECT * FROM contcount.source_running_mean('spend', 'amount"::numeric, secret AS "x', contcount.mean_mechanism(0, 10, 0.01, 10, 1))$$),
+    ($$SELECT * FROM contcount.source_running_mean('visits', 'amount', contcount.mean_mechanism(0, 10, 0.01, 10, 1))$$),
+    ($$SELECT contcount.source_mean_value('spend', 'secret')$$),
+    ($$SELECT contcount.drop_source_mean_value('spend', 'amount')$$),
+    ($$SELECT count(*) FROM contcount.source_mean_value$$)
+) AS cases(s);
 
 -- But PostgreSQL shows every role a table's row estimate, its size and its
 -- tuple counts: these side doors are open until a DBA closes them.
@@ -134,6 +161,8 @@ SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('vi
 \c - postgres
 SELECT test.side_doors(true);
 DROP FUNCTION test.side_doors(boolean);
+SELECT contcount.drop_source('spend');
+DROP TABLE test.spend;
 DROP OWNED BY regress_src_mallory;
 DROP ROLE regress_src_mallory;
 DROP VIEW test.visits_view;

@@ -62,6 +62,9 @@ SELECT contcount.protect_table('visits', 'visits', 'person', 'at', 'vg_data', ma
 SELECT contcount.source_dimension('visits', 'region', ARRAY['n', 's', 'e']);
 SELECT count(*) FROM contcount.source_counts('visits', 0.5, 'region', ledger => 'vg_team');
 SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team');
+-- a running mean of a declared column, through the owner's cursor
+SELECT contcount.source_mean_value('visits', 'person');
+SELECT count(mean) FROM contcount.source_running_mean('visits', 'person', contcount.mean_mechanism(0, 40, 0.5, 300, 16, ledger => 'vg_team'));
 SELECT contcount.protect_table('visits_z', 'visits', 'person', 'at', 'vg_z', max_rows => 3);
 SELECT count(*) FROM contcount.source_running_counts('visits_z', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_z', rho => 0.25);
 DO $$ BEGIN PERFORM count(*) FROM contcount.source_running_counts('visits', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_team', rho => 0.25); EXCEPTION WHEN SQLSTATE 'ZB003' THEN NULL; END $$;

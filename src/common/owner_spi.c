@@ -115,6 +115,20 @@ owner_execute(SPIPlanPtr plan, const Datum *values, int expected)
 		elog(ERROR, "a statement of contcount's returned %s", SPI_result_code_string(rc));
 }
 
+Portal
+owner_open_cursor(SPIPlanPtr plan, const Datum *values)
+{
+	Snapshot	snapshot = snapshot_now(true);
+	Portal		portal;
+
+	/* the portal's executor registers the snapshot for itself */
+	PushActiveSnapshot(snapshot);
+	portal = SPI_cursor_open(NULL, plan, (Datum *) values, NULL, true);
+	PopActiveSnapshot();
+	UnregisterSnapshot(snapshot);
+	return portal;
+}
+
 static void
 run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 	const Datum *values, const char *nulls, int expected, bool own_changes)

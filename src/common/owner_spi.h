@@ -53,4 +53,10 @@ extern void owner_execute(SPIPlanPtr plan, const Datum *values, int expected);
 extern void owner_read_committed(SPIPlanPtr *plan, const char *sql, int nargs,
 								 const Oid *types, const Datum *values, const char *nulls);
 
+/*
+ * A cursor on the SELECT of a plan the caller prepared and keeps, on a
+ * snapshot as owner_execute's: for results too large to hold at once.
+ */
+extern Portal owner_open_cursor(SPIPlanPtr plan, const Datum *values);
+
 #endif							/* CONTCOUNT_OWNER_SPI_H */

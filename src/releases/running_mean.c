@@ -23,7 +23,8 @@
  * contcount.mean_mechanism(), whose defaults read well) or as the short
  * form's five arguments.  The plan, and a state initialized from it (its
  * bound tables take milliseconds), are made once per call site; each stream
- * starts from a copy.
+ * starts from a copy.  The stream's functions (running_mean.h) also serve
+ * source_running_mean, which feeds one stream from a protected source.
  *
  * IDENTIFICATION
  *	  src/releases/running_mean.c
@@ -47,6 +48,7 @@
 #include "core/mechanism.h"
 #include "ledger/ledger.h"
 #include "releases/call_site.h"
+#include "releases/running_mean.h"
 
 /* The transition function's arguments: (state, x, unit, parameters...). */
 #define ARG_X 1
@@ -63,20 +65,8 @@ enum
 #define DEFAULT_RESOLUTION 65536
 #define DEFAULT_BETA 0.05
 
-/* contcount.mean_release's fields */
-#define MEAN_RELEASE_NATTS 5
-
-/* The parameters of a call, checked. */
-typedef struct MeanSpec
-{
-	cc_mean_plan plan;
-	double		lo;
-	double		hi;
-	char	   *ledger;			/* NULL: contcount.ledger */
-} MeanSpec;
-
-/* What the transition function keeps for the whole call site. */
-typedef struct MeanSite
+/* What the streams of a call site share. */
+struct MeanSite
 {
 	MeanSpec	spec;
 	cc_mean    *initial;		/* a state as cc_mean_init() leaves it */
@@ -88,7 +78,7 @@ typedef struct MeanSite
 	FmgrInfo	hash;
 	FmgrInfo	equal;
 	Oid			collation;
-} MeanSite;
+};
 
 typedef struct UnitEntry
 {
@@ -114,7 +104,7 @@ static inline bool unit_equal(void *site, Datum a, Datum b);
 #include "lib/simplehash.h"
 
 /* One stream's transition state. */
-typedef struct MeanStream
+struct MeanStream
 {
 	cc_mean    *state;
 	char	   *records;
@@ -123,7 +113,7 @@ typedef struct MeanStream
 	const MeanSite *site;
 	bool		paid;			/* its release is paid for */
 	MemoryContext context;
-} MeanStream;
+};
 
 /* What the final function keeps for the whole call site. */
 typedef struct MeanFinalSite
@@ -342,14 +332,57 @@ contcount_mean_mechanism(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
+void
+mean_spec_from_composite(Datum mechanism, MeanSpec *spec)
+{
+	NullableDatum fields[MM_NATTS];
+
+	fields_from_composite(mechanism, fields);
+	spec_from_fields(fields, spec);
+}
+
+MeanSite *
+mean_site_make(const MeanSpec *spec, Oid unit_type, Oid collation, MemoryContext context)
+{
+	MemoryContext old = MemoryContextSwitchTo(context);
+	MeanSite   *site = palloc0(sizeof(MeanSite));
+	TypeCacheEntry *type;
+
+	site->spec = *spec;
+	site->size = cc_mean_size(&spec->plan);
+	site->initial = palloc(site->size);
+	cc_mean_init(site->initial, &spec->plan);
+	site->record_bytes = cc_mean_user_bytes(&spec->plan);
+
+	site->unit_type = unit_type;
+	get_typlenbyval(unit_type, &site->unit_len, &site->unit_byval);
+	type = lookup_type_cache(unit_type, TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO);
+	if (!OidIsValid(type->hash_proc) || !OidIsValid(type->eq_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("running_mean needs a unit type with hashing and equality, not %s",
+						format_type_be(unit_type))));
+	fmgr_info_copy(&site->hash, &type->hash_proc_finfo, context);
+	fmgr_info_copy(&site->equal, &type->eq_opr_finfo, context);
+	site->collation = collation;
+	MemoryContextSwitchTo(old);
+	return site;
+}
+
+const MeanSpec *
+mean_site_spec(const MeanSite *site)
+{
+	return &site->spec;
+}
+
 /* Check the call site and read its parameters, once per query. */
 static MeanSite *
 mean_site(FunctionCallInfo fcinfo, int context)
 {
 	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	MeanSite   *site = palloc0(sizeof(MeanSite));
 	NullableDatum fields[MM_NATTS];
-	TypeCacheEntry *type;
+	MeanSpec	spec;
+	Oid			unit_type;
 
 	call_site_check(fcinfo, FIRST_PARAMETER - 1, "running_mean");
 	if (context == AGG_CONTEXT_WINDOW)
@@ -380,32 +413,16 @@ mean_site(FunctionCallInfo fcinfo, int context)
 		for (int i = 0; i < (int) lengthof(order); i++)
 			fields[order[i]] = fcinfo->args[FIRST_PARAMETER + i];
 	}
-	spec_from_fields(fields, &site->spec);
-
-	site->size = cc_mean_size(&site->spec.plan);
-	site->initial = palloc(site->size);
-	cc_mean_init(site->initial, &site->spec.plan);
-	site->record_bytes = cc_mean_user_bytes(&site->spec.plan);
-
-	site->unit_type = get_fn_expr_argtype(fcinfo->flinfo, ARG_UNIT);
-	if (!OidIsValid(site->unit_type))
+	spec_from_fields(fields, &spec);
+	unit_type = get_fn_expr_argtype(fcinfo->flinfo, ARG_UNIT);
+	if (!OidIsValid(unit_type))
 		elog(ERROR, "running_mean: could not determine the unit's type");
-	get_typlenbyval(site->unit_type, &site->unit_len, &site->unit_byval);
-	type = lookup_type_cache(site->unit_type, TYPECACHE_HASH_PROC_FINFO | TYPECACHE_EQ_OPR_FINFO);
-	if (!OidIsValid(type->hash_proc) || !OidIsValid(type->eq_opr))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("running_mean needs a unit type with hashing and equality, not %s",
-						format_type_be(site->unit_type))));
-	fmgr_info_copy(&site->hash, &type->hash_proc_finfo, fcinfo->flinfo->fn_mcxt);
-	fmgr_info_copy(&site->equal, &type->eq_opr_finfo, fcinfo->flinfo->fn_mcxt);
-	site->collation = PG_GET_COLLATION();
 	MemoryContextSwitchTo(old);
-	return site;
+	return mean_site_make(&spec, unit_type, PG_GET_COLLATION(), fcinfo->flinfo->fn_mcxt);
 }
 
-static MeanStream *
-stream_start(const MeanSite *site, MemoryContext context)
+MeanStream *
+mean_stream_start(const MeanSite *site, MemoryContext context)
 {
 	MeanStream *ms = MemoryContextAllocZero(context, sizeof(MeanStream));
 
@@ -449,6 +466,42 @@ unit_slot(MeanStream *ms, Datum unit)
 	return slot;
 }
 
+void
+mean_stream_push(MeanStream *ms, double x, Datum unit)
+{
+	const MeanSite *site = ms->site;
+	MemoryContext old;
+	int64_t		q;
+	int64		slot;
+
+	if (!cc_mean_quantize(x, site->spec.lo, site->spec.hi, site->spec.plan.params.resolution, &q))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("running_mean samples must not be NaN")));
+	old = MemoryContextSwitchTo(ms->context);
+	slot = unit_slot(ms, unit);
+	MemoryContextSwitchTo(old);
+	report_mean_status(cc_mean_push(ms->state, ms->records, slot, q, strong_rng()),
+					   &site->spec.plan.params);
+}
+
+void
+mean_stream_release(const MeanStream *ms, Datum *values, bool *nulls)
+{
+	const MeanSpec *spec = &ms->site->spec;
+	cc_mean_release release;
+	double		width = spec->hi - spec->lo;
+
+	cc_mean_read(ms->state, &release);
+	values[0] = Int64GetDatum(release.t);
+	values[1] = Float8GetDatum(spec->lo + width * release.estimate);
+	values[2] = Int64GetDatum(release.included);
+	values[3] = Float8GetDatum(width * release.stddev);
+	values[4] = Float8GetDatum(width * release.bound);
+	nulls[0] = nulls[2] = false;
+	nulls[1] = nulls[3] = nulls[4] = !release.has_estimate;
+}
+
 PG_FUNCTION_INFO_V1(running_mean_step);
 Datum
 running_mean_step(PG_FUNCTION_ARGS)
@@ -457,14 +510,10 @@ running_mean_step(PG_FUNCTION_ARGS)
 	int			context = AggCheckCallContext(fcinfo, &aggcxt);
 	MeanSite   *site = fcinfo->flinfo->fn_extra;
 	MeanStream *ms;
-	MemoryContext old;
-	int64_t		q;
-	int64		slot;
-	cc_mean_status status;
 
 	if (site == NULL)
 		fcinfo->flinfo->fn_extra = site = mean_site(fcinfo, context);
-	ms = PG_ARGISNULL(0) ? stream_start(site, aggcxt) : (MeanStream *) PG_GETARG_POINTER(0);
+	ms = PG_ARGISNULL(0) ? mean_stream_start(site, aggcxt) : (MeanStream *) PG_GETARG_POINTER(0);
 	/* a row without a sample is no sample: it gets the release so far */
 	if (PG_ARGISNULL(ARG_X))
 		PG_RETURN_POINTER(ms);
@@ -472,16 +521,7 @@ running_mean_step(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the unit of a running_mean sample must not be null")));
-	if (!cc_mean_quantize(PG_GETARG_FLOAT8(ARG_X), site->spec.lo, site->spec.hi,
-						  site->spec.plan.params.resolution, &q))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("running_mean samples must not be NaN")));
-	old = MemoryContextSwitchTo(ms->context);
-	slot = unit_slot(ms, PG_GETARG_DATUM(ARG_UNIT));
-	MemoryContextSwitchTo(old);
-	status = cc_mean_push(ms->state, ms->records, slot, q, strong_rng());
-	report_mean_status(status, &site->spec.plan.params);
+	mean_stream_push(ms, PG_GETARG_FLOAT8(ARG_X), PG_GETARG_DATUM(ARG_UNIT));
 	PG_RETURN_POINTER(ms);
 }
 
@@ -492,10 +532,8 @@ running_mean_final(PG_FUNCTION_ARGS)
 	MeanFinalSite *site = fcinfo->flinfo->fn_extra;
 	MeanStream *ms;
 	const MeanSpec *spec;
-	cc_mean_release release;
 	Datum		values[MEAN_RELEASE_NATTS];
-	bool		nulls[MEAN_RELEASE_NATTS] = {false};
-	double		width;
+	bool		nulls[MEAN_RELEASE_NATTS];
 
 	if (site == NULL)
 	{
@@ -529,15 +567,6 @@ running_mean_final(PG_FUNCTION_ARGS)
 		ledger_pay_release(&site->charge, (PlanState *) fcinfo->context);
 		ms->paid = true;
 	}
-	cc_mean_read(ms->state, &release);
-	width = spec->hi - spec->lo;
-	values[0] = Int64GetDatum(release.t);
-	values[1] = Float8GetDatum(spec->lo + width * release.estimate);
-	nulls[1] = !release.has_estimate;
-	values[2] = Int64GetDatum(release.included);
-	values[3] = Float8GetDatum(width * release.stddev);
-	nulls[3] = !release.has_estimate;
-	values[4] = Float8GetDatum(width * release.bound);
-	nulls[4] = !release.has_estimate;
+	mean_stream_release(ms, values, nulls);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(site->tupdesc, values, nulls)));
 }

@@ -400,11 +400,25 @@ contcount_revoke_source(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+char *
+source_live_column(Oid relid, AttrNumber attnum)
+{
+	/* unlike get_attname(), NULL for a dropped column */
+	HeapTuple	tuple = SearchSysCacheAttNum(relid, attnum);
+	char	   *name;
+
+	if (!HeapTupleIsValid(tuple))
+		return NULL;
+	name = pstrdup(NameStr(((Form_pg_attribute) GETSTRUCT(tuple))->attname));
+	ReleaseSysCache(tuple);
+	return name;
+}
+
 /* A column of the source's table as an identifier, or an error if it is gone. */
 static char *
 column_sql(const Source *source, AttrNumber attnum)
 {
-	char	   *column = get_attname(source->relid, attnum, true);
+	char	   *column = source_live_column(source->relid, attnum);
 
 	if (column == NULL)
 		ereport(ERROR,
@@ -454,6 +468,36 @@ source_for_counter(const char *name, SourceBounds *bounds)
 	bounds->unit = source.unit;
 	bounds->max_rows = source.max_rows;
 	bounds->ledger = MemoryContextStrdup(outer, source_ledger_name(name));
+	owner_end(&scope);
+}
+
+void
+source_for_release(const char *name, SourceTable *table)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	OwnerScope	scope;
+	Source		source;
+	char	   *relname;
+	char	   *schema;
+	int32		typmod;
+
+	owner_begin(&scope);
+	source = read_granted_source(name, scope.caller);
+	relname = get_rel_name(source.relid);
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of protected source \"%s\" is gone", name)));
+	schema = get_namespace_name(get_rel_namespace(source.relid));
+	table->relid = source.relid;
+	table->relation = MemoryContextStrdup(outer, quote_qualified_identifier(schema, relname));
+	table->unit = MemoryContextStrdup(outer, column_sql(&source, source.unit));
+	table->time = MemoryContextStrdup(outer, column_sql(&source, source.time));
+	/* its type may have changed since it was declared */
+	require_time_type(source.relid, source.time);
+	get_atttypetypmodcoll(source.relid, source.unit, &table->unit_type, &typmod,
+						  &table->unit_collation);
+	table->ledger = MemoryContextStrdup(outer, source_ledger_name(name));
 	owner_end(&scope);
 }
 

@@ -1,6 +1,6 @@
 /*
  * source.h
- *		What counters need of protected sources.
+ *		What counters and releases outside source.c need of protected sources.
  */
 #ifndef CONTCOUNT_SOURCE_H
 #define CONTCOUNT_SOURCE_H
@@ -23,6 +23,32 @@ typedef struct SourceBounds
  * form a value (the per-unit counts are kept by it).  In the caller's memory.
  */
 extern void source_for_counter(const char *name, SourceBounds *bounds);
+
+/*
+ * A source's table as a release that builds its own query needs it: the
+ * table (quoted, schema-qualified), its unit and time columns (quoted), the
+ * unit column's type and collation, the source's ledger.
+ */
+typedef struct SourceTable
+{
+	Oid			relid;
+	char	   *relation;
+	char	   *unit;
+	char	   *time;
+	Oid			unit_type;
+	Oid			unit_collation;
+	char	   *ledger;
+} SourceTable;
+
+/*
+ * The table of a source the calling role is granted, as committed now; an
+ * error if the table or a declared column is gone (42P01, 42703) or the
+ * source's ledger was dropped (42704).  In the caller's memory.
+ */
+extern void source_for_release(const char *name, SourceTable *table);
+
+/* The name of a column of a table, or NULL if it was dropped or never was. */
+extern char *source_live_column(Oid relid, AttrNumber attnum);
 
 /* The name of the ledger of source, as committed now; an error if none. */
 extern char *source_ledger_name(const char *source);

@@ -966,6 +966,60 @@ test_mean_error_bars(void)
 	check_coverage(&naive, 400, 605);
 }
 
+/*
+ * The constants of the error bars (the head comment of continual_mean.c,
+ * events A to D), computed here again from their formulas: a plan with
+ * medians, at n = 1000 users of m = 2^14 samples, beta = 0.05 split in
+ * four.  K is even, 2 ceil(2/eps' ln(2 M G / beta_A)) with G from the
+ * narrowest grid (alpha at K = 2), so that the exponential mechanism leaves
+ * the arrays' range with probability at most beta_A / (2 M); alpha =
+ * sqrt(ln(4 M K / beta_A) / (2 k)) (Hoeffding over the M K arrays); the
+ * candidates s = floor(k Q alpha) apart, G = ceil(k Q / s) + 1; h =
+ * ceil(Q sqrt(k ln(2 n M / beta_B) / 2) + k Q alpha + s / 2); the noise's
+ * ln(2 T (L + 1) / beta_C) and the sampling's ln(2 T / beta_D).
+ */
+static void
+test_mean_constants(void)
+{
+	cc_mean_params p = mean_params(CC_MEAN_WITHHOLD, 1.0, INT64_C(1000) * 16384, 1000, 16384, 1 << 16);
+	cc_mean_plan plan = make_plan(p);
+	double		q = (double) p.resolution;
+	double		quarter = p.beta / 4.0;
+	double		m = (double) plan.medians;
+	double		eps = 1.0 / (2.0 * m);
+
+	CHECK(plan.medians >= 1, "no medians at n = 1000, m = 2^14");
+	for (int l = 0; l < plan.levels; l++)
+	{
+		const cc_mean_level *lv = &plan.level[l];
+		double		k = (double) lv->block;
+		double		alpha;
+		double		spacing;
+		double		grid;
+		double		arrays;
+		double		h;
+
+		if (!lv->truncated)
+			continue;
+		alpha = sqrt(log(8.0 * m / quarter) / (2.0 * k));
+		spacing = fmax(floor(k * q * alpha), ceil(k * q / (CC_MEAN_MAX_GRID - 1)));
+		grid = ceil(k * q / spacing) + 1.0;
+		arrays = 2.0 * ceil(2.0 / eps * log(2.0 * m * grid / quarter));
+		alpha = sqrt(log(4.0 * m * arrays / quarter) / (2.0 * k));
+		spacing = fmax(floor(k * q * alpha), ceil(k * q / (CC_MEAN_MAX_GRID - 1)));
+		grid = ceil(k * q / spacing) + 1.0;
+		h = ceil(q * sqrt(k * log(2.0 * 1000.0 * m / quarter) / 2.0) + k * q * alpha + spacing / 2.0);
+		CHECK(lv->arrays == (int64_t) arrays && lv->spacing == (int64_t) spacing &&
+			  lv->grid == (int64_t) grid && lv->half_width == (int64_t) h,
+			  "level %d: K %lld s %lld G %lld h %lld, the formulas give %g %g %g %g", l,
+			  (long long) lv->arrays, (long long) lv->spacing, (long long) lv->grid,
+			  (long long) lv->half_width, arrays, spacing, grid, h);
+	}
+	CHECK(fabs(plan.noise_log_term - log(2.0 * (double) p.horizon * (double) plan.levels / quarter)) < 1e-12 &&
+		  fabs(plan.stat_log_term - log(2.0 * (double) p.horizon / quarter)) < 1e-12,
+		  "log terms %g %g", plan.noise_log_term, plan.stat_log_term);
+}
+
 void
 test_continual_mean(void)
 {
@@ -974,5 +1028,6 @@ test_continual_mean(void)
 	test_mean_sensitivity();
 	test_mean_audit();
 	test_mean_median();
+	test_mean_constants();
 	test_mean_error_bars();
 }
