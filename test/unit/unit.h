@@ -114,5 +114,6 @@ extern void test_bounds(void);
 extern void test_accounting(void);
 extern void test_privacy_region(void);
 extern void test_continual_mean(void);
+extern void test_streaming_composition(void);
 
 #endif							/* CC_UNIT_H */
