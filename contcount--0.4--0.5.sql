@@ -569,3 +569,31 @@ AS 'MODULE_PATHNAME', 'contcount_ledger_rows'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
 GRANT SELECT ON contcount.ledgers TO PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Streaming composition (issue 15)
+-- ---------------------------------------------------------------------
+
+-- Seed 002's Theorem 4: a mechanism run at every step of a stream whose
+-- rows are drawn independently and whose oldest rows are replaced, each
+-- step (epsilon_max, delta_max) coupled-worlds private and gamma bounding
+-- the influence of the rows that outlive a step, is (epsilon_max + (steps
+-- - 1) gamma, steps delta_max) coupled-worlds private over steps steps.  A
+-- calculator: nothing drawn, nothing charged; the ledger keeps charging
+-- each release its own epsilon.  Errors 22023 for inputs outside the
+-- theorem (gamma below epsilon_max among them).
+CREATE FUNCTION contcount.streaming_composition(
+    epsilon_max float8, delta_max float8, gamma float8, steps bigint,
+    OUT epsilon float8, OUT delta float8, OUT vacuous boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_streaming_composition'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The same with the per-step guarantee of one release of a mechanism:
+-- epsilon_max is the least epsilon of its privacy curve at delta_max.
+CREATE FUNCTION contcount.streaming_composition(
+    mechanism contcount.mechanism, delta_max float8, gamma float8, steps bigint,
+    OUT epsilon float8, OUT delta float8, OUT vacuous boolean, OUT epsilon_max float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_streaming_composition_mechanism'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
