@@ -1,0 +1,444 @@
+/*
+ * window.c
+ *		Sliding-window counts under event-level epsilon-DP: a truncated
+ *		dyadic tree, or differences of smooth binary running counts.
+ *
+ * The window at step t is the steps max(1, t - W + 1) .. t; an event is in
+ * W windows, and a release of every window is post-processing of what the
+ * construction draws, so one epsilon pays for the whole series.
+ *
+ * Tree (Bolot, Fawaz, Muthukrishnan, Nikolov and Taft, ICDT 2013).  Levels
+ * j = 0 .. L - 1, L = floor(log2 W) + 1: node (j, i) holds the steps
+ * i 2^j + 1 .. (i + 1) 2^j.  An event is in one node a level, L nodes, so
+ * adding or removing a unit's Delta events moves the vector of all nodes by
+ * at most L Delta in L1, and discrete Laplace noise of scale L Delta /
+ * epsilon on each node makes the vector, and everything computed from it,
+ * epsilon-DP.  No window needs a node larger than W, hence the truncation.
+ * A window is the sum of its canonical decomposition, taken greedily from
+ * its first step: the largest aligned node that fits, at most two a level
+ * (fewer than 2L).  A node's noise is drawn once, when its last step is
+ * pushed; a level keeps its last floor(W / 2^j) + 1 nodes, all that a
+ * window can use.
+ *
+ * Differences.  The smooth binary mechanism releases c_t, epsilon-DP over
+ * the horizon; c_t - c_(t-W) (c_t alone for t <= W) is post-processing.
+ * Both are sums of stored noisy nodes, and the nodes they share cancel
+ * exactly, in integers: the difference carries the draws of the nodes they
+ * do not share (cc_smooth_unshared), each of the mechanism's one scale.
+ *
+ * Both releases are the exact window count plus a sum of independent
+ * discrete Laplace draws of one scale, so the variance is the number of
+ * draws times one draw's, exactly, and the bound is cc_dlap_sum_bound() of
+ * that sum at failure probability beta / T (a union bound over the steps).
+ *
+ * IDENTIFICATION
+ *	  src/core/window.c
+ */
+#include <math.h>
+#include <string.h>
+
+#include "mechanism_int.h"
+#include "window.h"
+
+#define MAX_LEVELS 41			/* floor(log2 CC_WINDOW_MAX_WIDTH) + 1 */
+#define MAX_DRAWS 128			/* tree: under 2 MAX_LEVELS; diff: 2 h/2 <= 66 */
+
+/*
+ * The state: this header, then the construction's part.
+ *	tree: open[L] (the exact sums of the nodes still open), then level j's
+ *		  ring of floor(W / 2^j) + 1 noisy nodes, node i at i mod its size
+ *	diff: the ring of W + 1 noisy running counts (c_t at t mod (W + 1)),
+ *		  then the smooth binary state
+ */
+struct cc_window
+{
+	cc_window_params params;
+	int64_t		size;
+	int64_t		t;
+	int64_t		noisy;			/* the release at t */
+	int64_t		draws;			/* its number of draws */
+	double		bound;			/* its bound */
+	int64_t		levels;			/* tree: L */
+	cc_scale	scale;			/* of every draw */
+	double		draw_variance;
+	double		log_term;		/* ln(2 T / beta) */
+	uint64_t	then_low;		/* diff: l_(t-W+1), the leaf of c_(t-W) */
+	uint64_t	then_high;
+	int64_t		ring[MAX_LEVELS];	/* tree: level j's ring, from part */
+	double		bounds[MAX_DRAWS + 1];	/* by draws; NaN until needed */
+};
+
+#define window_part(w) ((int64_t *) ((w) + 1))
+
+static const char *const kind_names[] = {
+	[CC_WINDOW_TREE] = "tree",
+	[CC_WINDOW_DIFF] = "difference",
+	[CC_WINDOW_AUTO] = "auto",
+};
+
+const char *
+cc_window_kind_name(cc_window_kind kind)
+{
+	return kind_names[kind];
+}
+
+bool
+cc_window_kind_from_name(const char *name, cc_window_kind *kind)
+{
+	for (int k = 0; k <= CC_WINDOW_AUTO; k++)
+		if (strcmp(name, kind_names[k]) == 0)
+		{
+			*kind = (cc_window_kind) k;
+			return true;
+		}
+	return false;
+}
+
+/* The smooth binary parameters of the differences. */
+static cc_params
+smooth_params(const cc_window_params *params)
+{
+	cc_params	p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = CC_SMOOTH_BINARY;
+	p.privacy = CC_PURE;
+	p.epsilon_units = params->epsilon_units;
+	p.has_horizon = true;
+	p.horizon = params->horizon;
+	p.sensitivity = params->sensitivity;
+	p.beta = params->beta;
+	return p;
+}
+
+static int64_t
+tree_levels(const cc_window_params *params)
+{
+	return cc_tree_levels(params->width);
+}
+
+static cc_scale
+tree_scale(const cc_window_params *params)
+{
+	cc_scale	scale;
+
+	/* cc_window_prepare() checked that it fits */
+	cc_scale_make((uint64_t) tree_levels(params) * (uint64_t) params->sensitivity,
+				  params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, &scale);
+	return scale;
+}
+
+/*
+ * The level of the next node of the decomposition of positions p .. t - 1
+ * (step s at position s - 1): the largest aligned at p that fits, at most
+ * top.
+ */
+static int64_t
+next_level(int64_t p, int64_t t, int64_t top)
+{
+	int64_t		j = p == 0 ? top : __builtin_ctzll((unsigned long long) p);
+
+	if (j > top)
+		j = top;
+	while (p + (INT64_C(1) << j) > t)
+		j--;
+	return j;
+}
+
+int64_t
+cc_window_tree_nodes(int64_t width, int64_t t)
+{
+	int64_t		top = cc_tree_levels(width) - 1;
+	int64_t		n = 0;
+
+	for (int64_t p = t > width ? t - width : 0; p < t; n++)
+		p += INT64_C(1) << next_level(p, t, top);
+	return n;
+}
+
+double
+cc_window_draw_variance(const cc_window_params *params)
+{
+	if (params->kind == CC_WINDOW_TREE)
+		return cc_dlap_variance(tree_scale(params));
+	else
+	{
+		cc_params	p = smooth_params(params);
+
+		return cc_dlap_variance(cc_params_scale(&p, cc_smooth_binary_ops.main_multiplier(&p)));
+	}
+}
+
+/* The draws at every step 1 .. T, to visit(t, draws, arg). */
+static void
+each_step_draws(const cc_window_params *params,
+				void (*visit) (int64_t t, int64_t draws, void *arg), void *arg)
+{
+	if (params->kind == CC_WINDOW_TREE)
+	{
+		for (int64_t t = 1; t <= params->horizon; t++)
+			visit(t, cc_window_tree_nodes(params->width, t), arg);
+	}
+	else
+	{
+		cc_params	p = smooth_params(params);
+		int64_t		k = (int64_t) cc_smooth_binary_ops.main_multiplier(&p);
+		unsigned __int128 first = ((unsigned __int128) 1 << k) - 1;
+		unsigned __int128 now = first;
+		unsigned __int128 then = first;
+
+		for (int64_t t = 1; t <= params->horizon; t++)
+		{
+			now = cc_smooth_next_leaf(now);
+			if (t > params->width)
+				then = cc_smooth_next_leaf(then);
+			visit(t, t > params->width ? cc_smooth_unshared(now, then) : k, arg);
+		}
+	}
+}
+
+typedef struct draw_stats
+{
+	double		sum;
+	int64_t		most;
+} draw_stats;
+
+static void
+add_draws(int64_t t, int64_t draws, void *arg)
+{
+	draw_stats *stats = arg;
+
+	(void) t;
+	stats->sum += (double) draws;
+	if (draws > stats->most)
+		stats->most = draws;
+}
+
+void
+cc_window_variances(const cc_window_params *params, double *mean, double *worst)
+{
+	draw_stats	stats = {0, 0};
+	double		v = cc_window_draw_variance(params);
+
+	each_step_draws(params, add_draws, &stats);
+	*mean = stats.sum / (double) params->horizon * v;
+	*worst = (double) stats.most * v;
+}
+
+cc_status
+cc_window_prepare(cc_window_params *params)
+{
+	cc_params	p = smooth_params(params);
+	cc_status	status = cc_params_prepare(&p);
+	cc_scale	scale;
+
+	if (status != CC_OK)
+		return status;
+	if (params->horizon > CC_WINDOW_MAX_WIDTH)
+		return CC_BAD_HORIZON;
+	if (params->width < 1)
+		return CC_BAD_BLOCK;
+	if (params->width > params->horizon)
+		params->width = params->horizon;
+	if (!cc_scale_make((uint64_t) tree_levels(params) * (uint64_t) params->sensitivity,
+					   params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, &scale))
+		return CC_SCALE_TOO_LARGE;
+	if (params->kind == CC_WINDOW_AUTO)
+	{
+		double		tree_mean,
+					diff_mean,
+					worst;
+
+		params->kind = CC_WINDOW_TREE;
+		cc_window_variances(params, &tree_mean, &worst);
+		params->kind = CC_WINDOW_DIFF;
+		cc_window_variances(params, &diff_mean, &worst);
+		params->kind = diff_mean < tree_mean ? CC_WINDOW_DIFF : CC_WINDOW_TREE;
+	}
+	return CC_OK;
+}
+
+/* Words of the tree's rings: sum over levels of floor(W / 2^j) + 1. */
+static int64_t
+tree_ring_words(const cc_window_params *params)
+{
+	int64_t		n = 0;
+
+	for (int64_t j = 0; j < tree_levels(params); j++)
+		n += (params->width >> j) + 1;
+	return n;
+}
+
+size_t
+cc_window_size(const cc_window_params *params)
+{
+	if (params->kind == CC_WINDOW_TREE)
+		return sizeof(cc_window) +
+			(size_t) (tree_levels(params) + tree_ring_words(params)) * sizeof(int64_t);
+	else
+	{
+		cc_params	p = smooth_params(params);
+
+		cc_params_prepare(&p);
+		return sizeof(cc_window) + (size_t) (params->width + 1) * sizeof(int64_t) +
+			cc_state_size(&p);
+	}
+}
+
+static cc_state *
+diff_smooth(const cc_window *w)
+{
+	return (cc_state *) (window_part(w) + w->params.width + 1);
+}
+
+void
+cc_window_init(cc_window *w, const cc_window_params *params)
+{
+	memset(w, 0, cc_window_size(params));
+	w->params = *params;
+	w->size = (int64_t) cc_window_size(params);
+	w->log_term = log(2.0 * (double) params->horizon / params->beta);
+	for (int i = 0; i <= MAX_DRAWS; i++)
+		w->bounds[i] = NAN;
+	if (params->kind == CC_WINDOW_TREE)
+	{
+		int64_t		offset;
+
+		w->levels = tree_levels(params);
+		w->scale = tree_scale(params);
+		offset = w->levels;
+		for (int64_t j = 0; j < w->levels; j++)
+		{
+			w->ring[j] = offset;
+			offset += (params->width >> j) + 1;
+		}
+	}
+	else
+	{
+		cc_params	p = smooth_params(params);
+		int64_t		k;
+
+		cc_params_prepare(&p);
+		cc_state_init(diff_smooth(w), &p);
+		w->scale = diff_smooth(w)->scale;
+		k = (int64_t) cc_smooth_binary_ops.main_multiplier(&p);
+		w->then_low = (uint64_t) (((unsigned __int128) 1 << k) - 1);
+		w->then_high = (uint64_t) ((((unsigned __int128) 1 << k) - 1) >> 64);
+	}
+	w->draw_variance = cc_dlap_variance(w->scale);
+}
+
+/* Close the tree's nodes that end at step t and sum the window's nodes. */
+static cc_status
+tree_push(cc_window *w, int64_t x, cc_rng *rng)
+{
+	int64_t    *open = window_part(w);
+	int64_t		t = w->t;
+	int64_t		p = t > w->params.width ? t - w->params.width : 0;
+	int64_t		noisy = 0;
+	int64_t		n = 0;
+
+	for (int64_t j = 0; j < w->levels; j++)
+	{
+		/* a part of the stream's exact total: cannot overflow */
+		open[j] += x;
+		if ((t & ((INT64_C(1) << j) - 1)) == 0)
+		{
+			int64_t		i = (t >> j) - 1;
+			int64_t    *slot = window_part(w) + w->ring[j] + i % ((w->params.width >> j) + 1);
+
+			if (!cc_add(open[j], cc_discrete_laplace(rng, w->scale), slot))
+				return CC_OVERFLOW;
+			open[j] = 0;
+		}
+	}
+	for (; p < t; n++)
+	{
+		int64_t		j = next_level(p, t, w->levels - 1);
+
+		if (!cc_add(noisy, window_part(w)[w->ring[j] + (p >> j) % ((w->params.width >> j) + 1)],
+					&noisy))
+			return CC_OVERFLOW;
+		p += INT64_C(1) << j;
+	}
+	w->noisy = noisy;
+	w->draws = n;
+	return CC_OK;
+}
+
+static cc_status
+diff_push(cc_window *w, int64_t x, cc_rng *rng)
+{
+	cc_state   *smooth = diff_smooth(w);
+	const cc_smooth_part *part = cc_state_part(smooth);
+	int64_t    *counts = window_part(w);
+	int64_t		ring = w->params.width + 1;
+	cc_status	status = cc_push(smooth, x, rng);
+	unsigned __int128 now;
+	unsigned __int128 then;
+
+	if (status != CC_OK)
+		return status;
+	counts[w->t % ring] = smooth->noisy;
+	now = ((unsigned __int128) part->leaf_high << 64) | part->leaf_low;
+	then = ((unsigned __int128) w->then_high << 64) | w->then_low;
+	if (w->t <= w->params.width)
+	{
+		w->noisy = smooth->noisy;
+		w->draws = part->height / 2;
+		return CC_OK;
+	}
+	then = cc_smooth_next_leaf(then);
+	w->then_low = (uint64_t) then;
+	w->then_high = (uint64_t) (then >> 64);
+	w->draws = cc_smooth_unshared(now, then);
+	if (__builtin_sub_overflow(smooth->noisy, counts[(w->t - w->params.width) % ring], &w->noisy))
+		return CC_OVERFLOW;
+	return CC_OK;
+}
+
+cc_status
+cc_window_push(cc_window *w, int64_t item, cc_rng *rng)
+{
+	cc_status	status;
+
+	if (item < 0)
+		return CC_NEGATIVE_ITEM;
+	if (w->t >= w->params.horizon)
+		return CC_PAST_HORIZON;
+	w->t++;
+	status = w->params.kind == CC_WINDOW_TREE ? tree_push(w, item, rng) : diff_push(w, item, rng);
+	if (status != CC_OK)
+		return status;
+	if (isnan(w->bounds[w->draws]))
+		w->bounds[w->draws] = cc_dlap_sum_bound(w->draws, w->scale, w->log_term);
+	w->bound = w->bounds[w->draws];
+	return CC_OK;
+}
+
+void
+cc_window_read(const cc_window *w, cc_release *release)
+{
+	release->t = w->t;
+	release->noisy = w->noisy;
+	release->variance = (double) w->draws * w->draw_variance;
+	release->bound = w->bound;
+}
+
+int64_t
+cc_window_draws(const cc_window *w)
+{
+	return w->draws;
+}
+
+int
+cc_window_closed_nodes(const cc_window *w, int64_t *values)
+{
+	int			n = 0;
+
+	if (w->params.kind != CC_WINDOW_TREE || w->t == 0)
+		return 0;
+	for (int64_t j = 0; j < w->levels && (w->t & ((INT64_C(1) << j) - 1)) == 0; j++)
+		values[n++] = window_part(w)[w->ring[j] + ((w->t >> j) - 1) % ((w->params.width >> j) + 1)];
+	return n;
+}
