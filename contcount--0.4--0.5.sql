@@ -571,6 +571,28 @@ CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
 GRANT SELECT ON contcount.ledgers TO PUBLIC;
 
 -- ---------------------------------------------------------------------
+-- Sliding windows (issue 15)
+-- ---------------------------------------------------------------------
+
+-- window_counts: at every step of a series, the count of its last width
+-- steps, event-level epsilon-DP for the whole series (an event is in up to
+-- width windows; one epsilon pays for all), by a dyadic tree truncated at
+-- level floor(log2 width), by differences of smooth binary running counts,
+-- or by whichever has the smaller mean variance (auto).  Charged once per
+-- call, as running_counts is.
+CREATE FUNCTION contcount.window_counts(
+    items bigint[],
+    width bigint,
+    epsilon float8,
+    construction text DEFAULT 'auto',
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL)
+RETURNS SETOF contcount.release
+AS 'MODULE_PATHNAME', 'contcount_window_counts'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+
+-- ---------------------------------------------------------------------
 -- Streaming composition (issue 15)
 -- ---------------------------------------------------------------------
 
