@@ -340,8 +340,8 @@ tree_push(cc_window *w, int64_t x, cc_rng *rng)
 
 	for (int64_t j = 0; j < w->levels; j++)
 	{
-		/* a part of the stream's exact total: cannot overflow */
-		open[j] += x;
+		if (!cc_add(open[j], x, &open[j]))
+			return CC_OVERFLOW;
 		if ((t & ((INT64_C(1) << j) - 1)) == 0)
 		{
 			int64_t		i = (t >> j) - 1;

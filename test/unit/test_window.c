@@ -421,6 +421,12 @@ test_parameters(void)
 		cc_window_read(w, &rel);
 		CHECK(rel.t == 2 && rel.bound > 0, "t %lld", (long long) rel.t);
 		free(w);
+		/* two items whose node overflows */
+		p = window_params(CC_WINDOW_TREE, 4, 10, 1.0);
+		w = new_window(&p);
+		CHECK(cc_window_push(w, INT64_MAX / 2, &r.rng) == CC_OK &&
+			  cc_window_push(w, INT64_MAX / 2 + 10, &r.rng) == CC_OVERFLOW, "overflow");
+		free(w);
 	}
 }
 
