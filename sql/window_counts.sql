@@ -13,10 +13,16 @@ FROM contcount.window_counts(ARRAY[1, 0, 2, 1, 0, 0, 3, 1], 3, 1, 'tree');
 SELECT t, round((stddev ^ 2 / test.dlap_var(3))::numeric, 9) AS draws
 FROM contcount.window_counts(ARRAY[1, 0, 2, 1, 0, 0, 3, 1], 3, 1, 'difference');
 
--- Both within their bound at every step, at beta = 1e-9.
+-- Honaker's estimates on the same tree: a node of level d has 2^d / (2^(d+1)
+-- - 1) of a draw's variance (t = 1: [1], level 0; t = 2: [1, 2], level 1,
+-- 2/3; then a node of each level, 1 + 2/3).
+SELECT t, round((stddev ^ 2 / test.dlap_var(2))::numeric, 9) AS draws
+FROM contcount.window_counts(ARRAY[1, 0, 2, 1, 0, 0, 3, 1], 3, 1, 'honaker');
+
+-- All within their bound at every step, at beta = 1e-9.
 SELECT c AS construction, count(*) AS steps,
        count(*) FILTER (WHERE abs(r.noisy_count - e.exact) > r.bound) AS outside
-FROM (VALUES ('tree'), ('difference')) v(c),
+FROM (VALUES ('tree'), ('honaker'), ('difference')) v(c),
      LATERAL contcount.window_counts(
          ARRAY(SELECT (i * 3) % 4 FROM generate_series(1, 300) i ORDER BY i),
          30, 0.5, c, beta => 1e-9) r
@@ -24,10 +30,11 @@ FROM (VALUES ('tree'), ('difference')) v(c),
            FROM generate_series(1, 300) i) e USING (t)
 GROUP BY c ORDER BY c;
 
--- auto: the tree for short windows, the differences for a window as long
--- as the series (then every window is a running count).
+-- auto: honaker's tree for short windows, the differences for a window
+-- as long as a series of 2^16 steps (then every window is a running
+-- count, and smooth binary's beats honaker's).
 SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT 1::bigint FROM generate_series(1, 1000)), 7, 1);
-SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT 1::bigint FROM generate_series(1, 1000)), 5000, 1);
+SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT 1::bigint FROM generate_series(1, 65536)), 65536, 1);
 
 -- NULL items are empty steps; an empty series releases nothing.
 SELECT t, noisy_count IS NOT NULL AS released

@@ -12,6 +12,10 @@
  *	  Muthukrishnan, Nikolov and Taft, "Private decayed predicate sums on
  *	  streams", ICDT 2013 (sliding windows).  Needs no horizon for its
  *	  noise.
+ *	- CC_WINDOW_HONAKER: the same tree, each node estimated from its own
+ *	  noisy value and its children's estimates by inverse-variance weights
+ *	  (Honaker 2015, in the streaming form mech_honaker.c uses): a node of
+ *	  level d then has 2^d / (2^(d+1) - 1) of a draw's variance.
  *	- CC_WINDOW_DIFF: the difference c_t - c_(t-W) of the releases of the
  *	  smooth binary mechanism over the horizon (mech_smooth_binary.c), whose
  *	  shared noisy nodes cancel exactly.
@@ -33,6 +37,7 @@ typedef enum cc_window_kind
 {
 	CC_WINDOW_TREE,
 	CC_WINDOW_DIFF,
+	CC_WINDOW_HONAKER,
 	CC_WINDOW_AUTO				/* resolved by cc_window_prepare() */
 } cc_window_kind;
 
@@ -75,12 +80,16 @@ extern cc_status cc_window_push(cc_window *window, int64_t item, cc_rng *rng);
  */
 extern void cc_window_read(const cc_window *window, cc_release *release);
 
-/* The noise draws in the release at the current step. */
+/*
+ * The noisy values summed by the release at the current step: draws (tree,
+ * difference) or node estimates (honaker).
+ */
 extern int64_t cc_window_draws(const cc_window *window);
 
 /*
  * The variance of one draw, and the mean and largest variance over steps
- * 1 .. T, from the exact per-step numbers of draws (O(T log W) time).
+ * 1 .. T, from the exact per-step numbers of draws and levels (O(T log W)
+ * time).
  */
 extern double cc_window_draw_variance(const cc_window_params *params);
 extern void cc_window_variances(const cc_window_params *params, double *mean,
@@ -91,7 +100,8 @@ extern int64_t cc_window_tree_nodes(int64_t width, int64_t t);
 
 /*
  * For tests: the tree's nodes closed by the last step, their noisy values
- * into values (one a level, lowest first, at most 64); 0 for CC_WINDOW_DIFF.
+ * (before any estimate) into values (one a level, lowest first, at most
+ * 64); 0 for CC_WINDOW_DIFF.
  */
 extern int	cc_window_closed_nodes(const cc_window *window, int64_t *values);
 

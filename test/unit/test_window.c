@@ -5,8 +5,8 @@
  *		releases against replays, the sensitivity of the tree's nodes, and
  *		the variance at chosen steps against the closed form.
  *
- * Statistical checks: 12 (3 for each of the 4 runs of check_variance()),
- * counted in unit.h's budget.
+ * Statistical checks: 21 (3 for each of the 7 steps of the 5 runs of
+ * check_variance()), counted in unit.h's budget.
  */
 #include "unit.h"
 
@@ -51,6 +51,12 @@ brute_nodes(int64_t a, int64_t b, int top)
 	return result;
 }
 
+static bool
+is_a_tree(cc_window_kind kind)
+{
+	return kind == CC_WINDOW_TREE || kind == CC_WINDOW_HONAKER;
+}
+
 static cc_window_params
 window_params(cc_window_kind kind, int64_t width, int64_t horizon, double epsilon)
 {
@@ -93,8 +99,9 @@ test_tree_nodes(void)
 	/* the closed form auto compares: the mean of what the states report */
 	wrong = 0;
 	for (int64_t width = 1; width <= 100; width += 9)
+		for (int kind = CC_WINDOW_TREE; kind <= CC_WINDOW_HONAKER; kind += CC_WINDOW_HONAKER)
 	{
-		cc_window_params p = window_params(CC_WINDOW_TREE, width, 300, 0.3);
+		cc_window_params p = window_params((cc_window_kind) kind, width, 300, 0.3);
 		cc_window  *w = new_window(&p);
 		seeded_rng	r;
 		double		total = 0,
@@ -230,7 +237,8 @@ test_tree_sensitivity(void)
 	for (int64_t width = 1; width <= 33; width += 4)
 		for (int64_t s = 1; s <= 40; s += 3)
 		{
-			cc_window_params p = window_params(CC_WINDOW_TREE, width, 128, 1.0);
+			cc_window_params p = window_params(width % 8 == 1 ? CC_WINDOW_HONAKER : CC_WINDOW_TREE,
+											   width, 128, 1.0);
 			cc_window  *a = new_window(&p);
 			cc_window  *b = new_window(&p);
 			seeded_rng	ra,
@@ -267,10 +275,65 @@ test_tree_sensitivity(void)
 
 #define TRIALS 40000
 
+/* The levels of the window's decomposition at t, counted apart. */
+static int
+window_levels(int64_t width, int64_t t, int *levels)
+{
+	int			top = floor_log2(width);
+	int			n = 0;
+	int64_t		p = t > width ? t - width : 0;
+
+	while (p < t)
+	{
+		int			j = top;
+
+		while (p % (INT64_C(1) << j) != 0 || p + (INT64_C(1) << j) > t)
+			j--;
+		levels[n++] = j;
+		p += INT64_C(1) << j;
+	}
+	return n;
+}
+
 /*
- * The error's mean and variance at steps against draws * Var(scale), with
- * the scale of one level more (tree) or one more draw's worth of k (diff)
- * refused.
+ * The variance and fourth cumulant of honaker's window at t, for draws of
+ * scale b: each node of level d sums 2^k draws weighted 2^(d-k) / D_d.
+ */
+static void
+honaker_moments(int64_t width, int64_t t, double b, double *var, double *kappa4)
+{
+	int			levels[128];
+	int			n = window_levels(width, t, levels);
+
+	*var = 0;
+	*kappa4 = 0;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k <= levels[i]; k++)
+		{
+			double		weight = ldexp(1.0, levels[i] - k) / (ldexp(2.0, levels[i]) - 1);
+
+			*var += ldexp(1.0, k) * weight * weight * dlap_var(b);
+			*kappa4 += ldexp(1.0, k) * pow(weight, 4) * dlap_kappa4(b);
+		}
+}
+
+/* The variance and fourth cumulant of the error at t, for draws of scale b. */
+static void
+error_moments(cc_window_kind kind, int64_t width, int64_t t, int64_t draws, double b,
+			  double *var, double *kappa4)
+{
+	if (kind == CC_WINDOW_HONAKER)
+		honaker_moments(width, t, b, var, kappa4);
+	else
+	{
+		*var = draws * dlap_var(b);
+		*kappa4 = draws * dlap_kappa4(b);
+	}
+}
+
+/*
+ * The error's mean and variance at steps against the closed form, with the
+ * scale of one level more (trees) or one more k (differences) refused.
  */
 static void
 check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_t *steps,
@@ -286,15 +349,15 @@ check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_
 	seeded_rng	r;
 	int64_t    *x = malloc((size_t) horizon * sizeof(int64_t));
 
-	if (kind == CC_WINDOW_TREE)
-	{
-		b = (floor_log2(width) + 1) / epsilon;
-		wrong_b = (floor_log2(width) + 2) / epsilon;
-	}
-	else
+	if (kind == CC_WINDOW_DIFF)
 	{
 		b = smooth_binary_height(horizon) / 2 / epsilon;
 		wrong_b = (smooth_binary_height(horizon) / 2 + 1) / epsilon;
+	}
+	else
+	{
+		b = (floor_log2(width) + 1) / epsilon;
+		wrong_b = (floor_log2(width) + 2) / epsilon;
 	}
 	seeded_rng_init(&r, (uint64_t) (kind * 100000 + width));
 	for (int trial = 0; trial < TRIALS; trial++)
@@ -311,6 +374,8 @@ check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_
 			{
 				cc_release rel;
 				int64_t		exact = 0;
+				double		var,
+							kappa4;
 
 				cc_window_read(w, &rel);
 				for (int64_t u = t > width ? t - width + 1 : 1; u <= t; u++)
@@ -318,31 +383,121 @@ check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_
 				sum[c] += (double) (rel.noisy - exact);
 				sumsq[c] += (double) (rel.noisy - exact) * (double) (rel.noisy - exact);
 				draws[c] = cc_window_draws(w);
-				misreported += fabs(rel.variance - draws[c] * dlap_var(b)) > 1e-9 * rel.variance;
+				error_moments(kind, width, t, draws[c], b, &var, &kappa4);
+				misreported += fabs(rel.variance - var) > 1e-9 * var;
 				c++;
 			}
 		}
 		free(w);
 	}
-	CHECK(misreported == 0, "%d variances reported other than draws * Var(scale)", misreported);
+	CHECK(misreported == 0, "%d variances reported other than the closed form", misreported);
 	for (int c = 0; c < nsteps; c++)
 	{
 		double		mean = sum[c] / TRIALS;
 		double		sample = sumsq[c] / TRIALS - mean * mean;
-		double		var = draws[c] * dlap_var(b);
-		double		kappa4 = draws[c] * dlap_kappa4(b);
+		double		var,
+					kappa4,
+					wrong_var,
+					wrong_kappa4;
 
+		error_moments(kind, width, steps[c], draws[c], b, &var, &kappa4);
+		error_moments(kind, width, steps[c], draws[c], wrong_b, &wrong_var, &wrong_kappa4);
+		/* rounding honaker's sum adds at most 1/4 to the variance: within the checks' slack */
 		CHECK(fabs(mean) <= UNIT_Z * sqrt(var / TRIALS), "%s W=%lld t=%lld: mean %g",
 			  cc_window_kind_name(kind), (long long) width, (long long) steps[c], mean);
 		CHECK(variance_consistent(sample, var, kappa4, TRIALS),
 			  "%s W=%lld t=%lld: variance %g, closed form %g", cc_window_kind_name(kind),
 			  (long long) width, (long long) steps[c], sample, var);
-		CHECK(!variance_consistent(sample, draws[c] * dlap_var(wrong_b),
-								   draws[c] * dlap_kappa4(wrong_b), TRIALS),
+		CHECK(!variance_consistent(sample, wrong_var, wrong_kappa4, TRIALS),
 			  "%s W=%lld t=%lld: a wrong scale passes", cc_window_kind_name(kind),
 			  (long long) width, (long long) steps[c]);
 	}
 	free(x);
+}
+
+/*
+ * honaker: the release is the rounded sum of the estimates computed apart
+ * from every node's noisy value (recorded as they close), and the bound is
+ * at least the best Chernoff bound found by a fine search apart, and not
+ * far above it.
+ */
+static void
+test_honaker_window(void)
+{
+	int			wrong_value = 0,
+				wrong_bound = 0;
+	double		loosest = 0;
+
+	for (int64_t width = 1; width <= 45; width += 11)
+	{
+		const int64_t horizon = 100;
+		cc_window_params p = window_params(CC_WINDOW_HONAKER, width, horizon, 0.5);
+		cc_window  *w = new_window(&p);
+		int			top = floor_log2(width);
+		long double est[8][256];
+		double		b = (top + 1) / 0.5;
+		double		pp = exp(-1.0 / b);
+		double		log_term = log(2.0 * horizon / 0.05);
+		seeded_rng	r;
+
+		seeded_rng_init(&r, (uint64_t) (31 * width));
+		for (int64_t t = 1; t <= horizon; t++)
+		{
+			int64_t		raw[64];
+			int			n;
+			int			levels[128];
+			int			count[8] = {0};
+			long double total = 0;
+			cc_release	rel;
+			double		best = INFINITY;
+
+			cc_window_push(w, t % 3, &r.rng);
+			n = cc_window_closed_nodes(w, raw);
+			for (int j = 0; j < n; j++)
+			{
+				int64_t		i = (t >> j) - 1;
+				long double a = (long double) raw[j];
+
+				est[j][i] = j == 0 ? a :
+					(ldexpl(1.0L, j) * a + (ldexpl(1.0L, j) - 1) *
+					 (est[j - 1][2 * i] + est[j - 1][2 * i + 1])) / (ldexpl(2.0L, j) - 1);
+			}
+			n = window_levels(width, t, levels);
+			for (int64_t u = t > width ? t - width : 0, i = 0; i < n; u += INT64_C(1) << levels[i], i++)
+			{
+				total += est[levels[i]][u >> levels[i]];
+				count[levels[i]]++;
+			}
+			cc_window_read(w, &rel);
+			if (fabsl((long double) rel.noisy - total) > 0.5L + 1e-9L)
+				wrong_value++;
+
+			/* Chernoff apart: lambda on a fine grid below the poles */
+			for (int g = 1; g < 3000; g++)
+			{
+				double		lambda = g / 3000.0 * 1.5 / b;
+				double		psi = 0;
+
+				for (int d = 0; d <= top; d++)
+					for (int k = 0; k <= d && count[d] > 0; k++)
+					{
+						double		x = lambda * ldexp(1.0, d - k) / (ldexp(2.0, d) - 1);
+
+						psi += count[d] * ldexp(1.0, k) *
+							(x * b < 1.0 ? log((1 - pp) * (1 - pp) / ((1 - pp * exp(x)) * (1 - pp * exp(-x)))) :
+							 INFINITY);
+					}
+				best = fmin(best, (log_term + psi) / lambda);
+			}
+			if (rel.bound < ceil(best + 0.5) - 1.0)
+				wrong_bound++;
+			loosest = fmax(loosest, rel.bound / (ceil(best + 0.5) - 1.0));
+		}
+		free(w);
+	}
+	CHECK(wrong_value == 0, "%d releases not the rounded sum of the estimates", wrong_value);
+	CHECK(wrong_bound == 0, "%d bounds below the best Chernoff bound", wrong_bound);
+	CHECK(loosest < 1.05, "bound up to %.3f times the best Chernoff bound", loosest);
 }
 
 /*
@@ -358,35 +513,42 @@ test_auto(void)
 	for (int h = 0; h < 3; h++)
 		for (int i = 0; i < 8; i++)
 		{
-			cc_window_params tree = window_params(CC_WINDOW_TREE, widths[i], horizons[h], 1.0);
-			cc_window_params diff = window_params(CC_WINDOW_DIFF, widths[i], horizons[h], 1.0);
+			double		mean[CC_WINDOW_AUTO],
+						worst[CC_WINDOW_AUTO];
+			cc_window_kind best = CC_WINDOW_TREE;
 			cc_window_params pick = window_params(CC_WINDOW_AUTO, widths[i], horizons[h], 1.0);
-			double		tree_mean,
-						tree_worst,
-						diff_mean,
-						diff_worst;
 
 			if (widths[i] > horizons[h])
 				continue;
-			cc_window_prepare(&tree);
-			cc_window_prepare(&diff);
+			for (int k = 0; k < CC_WINDOW_AUTO; k++)
+			{
+				cc_window_params p = window_params((cc_window_kind) k, widths[i], horizons[h], 1.0);
+
+				cc_window_prepare(&p);
+				cc_window_variances(&p, &mean[k], &worst[k]);
+				if (mean[k] < mean[best])
+					best = (cc_window_kind) k;
+			}
 			cc_window_prepare(&pick);
-			cc_window_variances(&tree, &tree_mean, &tree_worst);
-			cc_window_variances(&diff, &diff_mean, &diff_worst);
-			CHECK(pick.kind == (diff_mean < tree_mean ? CC_WINDOW_DIFF : CC_WINDOW_TREE),
-				  "auto at W = %lld, T = %lld", (long long) widths[i], (long long) horizons[h]);
-			printf("window: T = %lld, W = %lld: tree %.1f / %.1f, difference %.1f / %.1f (mean / worst, epsilon 1)\n",
-				   (long long) horizons[h], (long long) widths[i], tree_mean, tree_worst,
-				   diff_mean, diff_worst);
+			CHECK(pick.kind == best, "auto at W = %lld, T = %lld", (long long) widths[i],
+				  (long long) horizons[h]);
+			/* honaker's nodes each weigh at most what the tree's do */
+			CHECK(mean[CC_WINDOW_HONAKER] <= mean[CC_WINDOW_TREE] &&
+				  worst[CC_WINDOW_HONAKER] <= worst[CC_WINDOW_TREE], "honaker above the tree");
+			printf("window: T = %lld, W = %lld: tree %.1f / %.1f, honaker %.1f / %.1f, "
+				   "difference %.1f / %.1f (mean / worst, epsilon 1)\n",
+				   (long long) horizons[h], (long long) widths[i],
+				   mean[CC_WINDOW_TREE], worst[CC_WINDOW_TREE],
+				   mean[CC_WINDOW_HONAKER], worst[CC_WINDOW_HONAKER],
+				   mean[CC_WINDOW_DIFF], worst[CC_WINDOW_DIFF]);
 		}
-	/* one window: a single draw of L = 1 level; the whole horizon: smooth binary's c_t */
+	/* one window: a single draw of L = 1 level */
 	{
 		cc_window_params one = window_params(CC_WINDOW_AUTO, 1, 1000, 1.0);
 		cc_window_params all = window_params(CC_WINDOW_AUTO, 5000, 1000, 1.0);
 
-		CHECK(cc_window_prepare(&one) == CC_OK && one.kind == CC_WINDOW_TREE, "W = 1: tree");
-		CHECK(cc_window_prepare(&all) == CC_OK && all.kind == CC_WINDOW_DIFF &&
-			  all.width == 1000, "W > T: differences, W clamped to T");
+		CHECK(cc_window_prepare(&one) == CC_OK && is_a_tree(one.kind), "W = 1: a tree");
+		CHECK(cc_window_prepare(&all) == CC_OK && all.width == 1000, "W > T: clamped to T");
 	}
 }
 
@@ -406,6 +568,7 @@ test_parameters(void)
 	p.beta = 1;
 	CHECK(cc_window_prepare(&p) == CC_BAD_BETA, "beta 1");
 	CHECK(cc_window_kind_from_name("difference", &k) && k == CC_WINDOW_DIFF &&
+		  cc_window_kind_from_name("honaker", &k) && k == CC_WINDOW_HONAKER &&
 		  !cc_window_kind_from_name("binary", &k), "names");
 	{
 		cc_window  *w;
@@ -440,9 +603,11 @@ test_window(void)
 	test_tree_nodes();
 	test_differences();
 	test_tree_sensitivity();
-	check_variance(CC_WINDOW_TREE, 10, 64, tree_steps, 2);
+	check_variance(CC_WINDOW_TREE, 10, 64, tree_steps + 1, 1);
 	check_variance(CC_WINDOW_TREE, 16, 64, tree_steps + 1, 2);
 	check_variance(CC_WINDOW_DIFF, 10, 64, diff_steps, 1);
-	check_variance(CC_WINDOW_DIFF, 20, 64, diff_steps + 1, 2);
+	check_variance(CC_WINDOW_DIFF, 20, 64, diff_steps + 1, 1);
+	check_variance(CC_WINDOW_HONAKER, 16, 64, tree_steps + 1, 2);
+	test_honaker_window();
 	test_auto();
 }
