@@ -605,3 +605,53 @@ AS 'MODULE_PATHNAME', 'contcount_ledger_rows'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
 GRANT SELECT ON contcount.ledgers TO PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Sliding windows (issue 15)
+-- ---------------------------------------------------------------------
+
+-- window_counts: at every step of a series, the count of its last width
+-- steps, event-level epsilon-DP for the whole series (an event is in up to
+-- width windows; one epsilon pays for all), by a dyadic tree truncated at
+-- level floor(log2 width), by differences of smooth binary running counts,
+-- or by whichever has the smaller mean variance (auto).  Charged once per
+-- call, as running_counts is.
+CREATE FUNCTION contcount.window_counts(
+    items bigint[],
+    width bigint,
+    epsilon float8,
+    construction text DEFAULT 'auto',
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL)
+RETURNS SETOF contcount.release
+AS 'MODULE_PATHNAME', 'contcount_window_counts'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+
+-- ---------------------------------------------------------------------
+-- Streaming composition (issue 15)
+-- ---------------------------------------------------------------------
+
+-- Seed 002's Theorem 4: a mechanism run at every step of a stream whose
+-- rows are drawn independently and whose oldest rows are replaced, each
+-- step (epsilon_max, delta_max) coupled-worlds private and gamma bounding
+-- the influence of the rows that outlive a step, is (epsilon_max + (steps
+-- - 1) gamma, steps delta_max) coupled-worlds private over steps steps.  A
+-- calculator: nothing drawn, nothing charged; the ledger keeps charging
+-- each release its own epsilon.  Errors 22023 for inputs outside the
+-- theorem (gamma below epsilon_max among them).
+CREATE FUNCTION contcount.streaming_composition(
+    epsilon_max float8, delta_max float8, gamma float8, steps bigint,
+    OUT epsilon float8, OUT delta float8, OUT vacuous boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_streaming_composition'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The same with the per-step guarantee of one release of a mechanism:
+-- epsilon_max is the least epsilon of its privacy curve at delta_max.
+CREATE FUNCTION contcount.streaming_composition(
+    mechanism contcount.mechanism, delta_max float8, gamma float8, steps bigint,
+    OUT epsilon float8, OUT delta float8, OUT vacuous boolean, OUT epsilon_max float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_streaming_composition_mechanism'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;

@@ -68,5 +68,10 @@ SELECT count(mean) FROM contcount.source_running_mean('visits', 'person', contco
 SELECT contcount.protect_table('visits_z', 'visits', 'person', 'at', 'vg_z', max_rows => 3);
 SELECT count(*) FROM contcount.source_running_counts('visits_z', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_z', rho => 0.25);
 DO $$ BEGIN PERFORM count(*) FROM contcount.source_running_counts('visits', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_team', rho => 0.25); EXCEPTION WHEN SQLSTATE 'ZB003' THEN NULL; END $$;
+-- sliding windows, both constructions; streaming composition from a mechanism's curve
+SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT (i % 7)::bigint FROM generate_series(1, 500) i), 30, 0.5, 'tree', ledger => 'vg_team');
+SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT (i % 7)::bigint FROM generate_series(1, 500) i), 30, 0.5, 'auto', ledger => 'vg_team');
+SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT (i % 7)::bigint FROM generate_series(1, 500) i), 30, 0.5, 'difference', ledger => 'vg_team');
+SELECT * FROM contcount.streaming_composition(contcount.mechanism('gaussian_honaker', rho => 0.5, horizon => 64), 0.000001, 10, 3);
 SELECT contcount.drop_counter('g');
 SELECT contcount.drop_counter('c');

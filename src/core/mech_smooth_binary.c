@@ -82,8 +82,8 @@ highest_bit(leaf_t x)
  * The next integer of the same Hamming weight (Gosper): carry the lowest
  * block of ones one place up, and move the rest of that block to the bottom.
  */
-static leaf_t
-next_leaf(leaf_t x)
+leaf_t
+cc_smooth_next_leaf(leaf_t x)
 {
 	leaf_t		carried = x + (x & -x);
 
@@ -134,6 +134,28 @@ bits_below(leaf_t x, int end, uint64_t *low, uint64_t *high)
 		*high &= (UINT64_C(1) << (end - 64)) - 1;
 }
 
+/*
+ * The nodes of leaf later's release not in earlier's, and the reverse: a
+ * node is a set bit and the bits above it, so the two share their set bits
+ * above the highest bit where they differ, and no other.
+ */
+int
+cc_smooth_unshared(leaf_t later, leaf_t earlier)
+{
+	uint64_t	words[2];
+	int			n = 0;
+
+	if (later == earlier)
+		return 0;
+	for (int i = 0; i < 2; i++)
+	{
+		bits_below(i == 0 ? later : earlier, highest_bit(later ^ earlier) + 1,
+				   &words[0], &words[1]);
+		n += __builtin_popcountll(words[0]) + __builtin_popcountll(words[1]);
+	}
+	return n;
+}
+
 /* Move from leaf l_t to l_(t+1), as the file's head describes. */
 static cc_status
 smooth_push(cc_state *state, int64_t x, cc_rng *rng)
@@ -141,7 +163,7 @@ smooth_push(cc_state *state, int64_t x, cc_rng *rng)
 	cc_smooth_part *part = cc_state_part(state);
 	cc_tree_node *node = cc_smooth_nodes(part);
 	leaf_t		leaf = ((leaf_t) part->leaf_high << 64) | part->leaf_low;
-	leaf_t		next = next_leaf(leaf);
+	leaf_t		next = cc_smooth_next_leaf(leaf);
 	int			d = highest_bit(leaf ^ next);
 	int64_t		exact = x;
 	int64_t		dropped = 0;

@@ -282,6 +282,14 @@ typedef struct cc_smooth_part
 #define cc_smooth_nodes(part) ((cc_tree_node *) ((part) + 1))
 
 /*
+ * The next leaf of weight h/2 (the first is 2^(h/2) - 1), and how many noisy
+ * nodes the releases at two leaves do not share: the draws of their
+ * difference (window.c).
+ */
+extern unsigned __int128 cc_smooth_next_leaf(unsigned __int128 leaf);
+extern int	cc_smooth_unshared(unsigned __int128 later, unsigned __int128 earlier);
+
+/*
  * An int128 as two words: states are only 8-byte aligned (palloc), and
  * __int128 wants 16.  Read and written through cc_wide_get / cc_wide_set.
  */

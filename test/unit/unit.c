@@ -196,6 +196,8 @@ main(void)
 	test_accounting();
 	test_privacy_region();
 	test_continual_mean();
+	test_streaming_composition();
+	test_window();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

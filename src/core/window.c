@@ -1,0 +1,627 @@
+/*
+ * window.c
+ *		Sliding-window counts under event-level epsilon-DP: a truncated
+ *		dyadic tree, or differences of smooth binary running counts.
+ *
+ * The window at step t is the steps max(1, t - W + 1) .. t; an event is in
+ * W windows, and a release of every window is post-processing of what the
+ * construction draws, so one epsilon pays for the whole series.
+ *
+ * Tree (Bolot, Fawaz, Muthukrishnan, Nikolov and Taft, ICDT 2013).  Levels
+ * j = 0 .. L - 1, L = floor(log2 W) + 1: node (j, i) holds the steps
+ * i 2^j + 1 .. (i + 1) 2^j.  An event is in one node a level, L nodes, so
+ * adding or removing a unit's Delta events moves the vector of all nodes by
+ * at most L Delta in L1, and discrete Laplace noise of scale L Delta /
+ * epsilon on each node makes the vector, and everything computed from it,
+ * epsilon-DP.  No window needs a node larger than W, hence the truncation.
+ * A window is the sum of its canonical decomposition, taken greedily from
+ * its first step: the largest aligned node that fits, at most two a level
+ * (fewer than 2L).  A node's noise is drawn once, when its last step is
+ * pushed; a level keeps its last floor(W / 2^j) + 1 nodes, all that a
+ * window can use.
+ *
+ * Honaker.  The same noisy nodes, post-processed: a node of level d closed
+ * at t is estimated from its noisy value A (variance v) and the sum B of
+ * its two children's estimates (variance 2 v_(d-1)) by inverse-variance
+ * weights, est = (2^d A + (2^d - 1) B) / D_d with D_d = 2^(d+1) - 1, of
+ * variance v_d = v 2^d / D_d (v_0 = v).  Unrolled, est is the sum over
+ * k = 0 .. d of the 2^k draws of level d - k below it, each weighted
+ * 2^(d-k) / D_d.  Children close before their parent and are in their
+ * level's ring then, and D_(d-1) est_(d-1) is an integer, so the state
+ * keeps each estimate's numerator D_d est exactly (128 bits); a window
+ * sums its decomposition's estimates, of disjoint subtrees and so
+ * independent, and is rounded to the nearest integer: the wholes exactly,
+ * the fractions (fewer than 2L, each below 1) in long double, so the
+ * release is within 1/2 + 1e-15 of the exact count plus the noise.  Its
+ * bound is Chernoff's on the weighted draws, at the best of a fixed grid
+ * of lambdas (each one gives a valid bound), with the log moment
+ * generating function of each level's estimate tabulated at init.
+ *
+ * Differences.  The smooth binary mechanism releases c_t, epsilon-DP over
+ * the horizon; c_t - c_(t-W) (c_t alone for t <= W) is post-processing.
+ * Both are sums of stored noisy nodes, and the nodes they share cancel
+ * exactly, in integers: the difference carries the draws of the nodes they
+ * do not share (cc_smooth_unshared), each of the mechanism's one scale.
+ *
+ * Both releases are the exact window count plus a sum of independent
+ * discrete Laplace draws of one scale, so the variance is the number of
+ * draws times one draw's, exactly, and the bound is cc_dlap_sum_bound() of
+ * that sum at failure probability beta / T (a union bound over the steps).
+ *
+ * IDENTIFICATION
+ *	  src/core/window.c
+ */
+#include <math.h>
+#include <string.h>
+
+#include "mechanism_int.h"
+#include "window.h"
+
+#define MAX_LEVELS 41			/* floor(log2 CC_WINDOW_MAX_WIDTH) + 1 */
+#define MAX_DRAWS 128			/* tree: under 2 MAX_LEVELS; diff: 2 h/2 <= 66 */
+#define GRID 64					/* honaker: lambdas tried by the bound */
+#define ROUNDING (0.5 + 1e-12)	/* honaker: |release - (exact + noise)| */
+
+/*
+ * The state: this header, then the construction's part.
+ *	tree: open[L] (the exact sums of the nodes still open), then level j's
+ *		  ring of floor(W / 2^j) + 1 noisy nodes, node i at i mod its size
+ *	honaker: the same, each node a numerator D_j est in two words
+ *	diff: the ring of W + 1 noisy running counts (c_t at t mod (W + 1)),
+ *		  then the smooth binary state
+ */
+struct cc_window
+{
+	cc_window_params params;
+	int64_t		size;
+	int64_t		t;
+	int64_t		noisy;			/* the release at t */
+	int64_t		draws;			/* its number of draws */
+	double		bound;			/* its bound */
+	int64_t		levels;			/* tree: L */
+	cc_scale	scale;			/* of every draw */
+	double		draw_variance;
+	double		log_term;		/* ln(2 T / beta) */
+	uint64_t	then_low;		/* diff: l_(t-W+1), the leaf of c_(t-W) */
+	uint64_t	then_high;
+	int64_t		ring[MAX_LEVELS];	/* trees: level j's ring, from part */
+	int64_t		raw[MAX_LEVELS];	/* trees: the last noisy node closed */
+	double		units;			/* variance of the release / draw_variance */
+	double		bounds[MAX_DRAWS + 1];	/* by draws; NaN until needed */
+	double		lambda[GRID];	/* honaker: lambdas, and the log mgf of */
+	double		log_mgf[MAX_LEVELS][GRID];	/* a level's estimate at them */
+};
+
+#define window_part(w) ((int64_t *) ((w) + 1))
+
+static const char *const kind_names[] = {
+	[CC_WINDOW_TREE] = "tree",
+	[CC_WINDOW_DIFF] = "difference",
+	[CC_WINDOW_HONAKER] = "honaker",
+	[CC_WINDOW_AUTO] = "auto",
+};
+
+const char *
+cc_window_kind_name(cc_window_kind kind)
+{
+	return kind_names[kind];
+}
+
+bool
+cc_window_kind_from_name(const char *name, cc_window_kind *kind)
+{
+	for (int k = 0; k <= CC_WINDOW_AUTO; k++)
+		if (strcmp(name, kind_names[k]) == 0)
+		{
+			*kind = (cc_window_kind) k;
+			return true;
+		}
+	return false;
+}
+
+/* The smooth binary parameters of the differences. */
+static cc_params
+smooth_params(const cc_window_params *params)
+{
+	cc_params	p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = CC_SMOOTH_BINARY;
+	p.privacy = CC_PURE;
+	p.epsilon_units = params->epsilon_units;
+	p.has_horizon = true;
+	p.horizon = params->horizon;
+	p.sensitivity = params->sensitivity;
+	p.beta = params->beta;
+	return p;
+}
+
+static int64_t
+tree_levels(const cc_window_params *params)
+{
+	return cc_tree_levels(params->width);
+}
+
+static cc_scale
+tree_scale(const cc_window_params *params)
+{
+	cc_scale	scale;
+
+	/* cc_window_prepare() checked that it fits */
+	cc_scale_make((uint64_t) tree_levels(params) * (uint64_t) params->sensitivity,
+				  params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, &scale);
+	return scale;
+}
+
+/*
+ * The level of the next node of the decomposition of positions p .. t - 1
+ * (step s at position s - 1): the largest aligned at p that fits, at most
+ * top.
+ */
+static int64_t
+next_level(int64_t p, int64_t t, int64_t top)
+{
+	int64_t		j = p == 0 ? top : __builtin_ctzll((unsigned long long) p);
+
+	if (j > top)
+		j = top;
+	while (p + (INT64_C(1) << j) > t)
+		j--;
+	return j;
+}
+
+/* D_d = 2^(d+1) - 1: an estimate of level d has 2^d / D_d of a draw's variance */
+static int64_t
+honaker_den(int64_t d)
+{
+	return (INT64_C(2) << d) - 1;
+}
+
+static double
+honaker_units(int64_t d)
+{
+	return (double) (INT64_C(1) << d) / (double) honaker_den(d);
+}
+
+static bool
+is_tree(cc_window_kind kind)
+{
+	return kind == CC_WINDOW_TREE || kind == CC_WINDOW_HONAKER;
+}
+
+double
+cc_window_draw_variance(const cc_window_params *params)
+{
+	if (is_tree(params->kind))
+		return cc_dlap_variance(tree_scale(params));
+	else
+	{
+		cc_params	p = smooth_params(params);
+
+		return cc_dlap_variance(cc_params_scale(&p, cc_smooth_binary_ops.main_multiplier(&p)));
+	}
+}
+
+/* The release's variance at t over a draw's for a tree: its nodes' share. */
+static double
+tree_units(const cc_window_params *params, int64_t t, int64_t *nodes)
+{
+	int64_t		top = tree_levels(params) - 1;
+	double		units = 0;
+
+	*nodes = 0;
+	for (int64_t p = t > params->width ? t - params->width : 0; p < t; ++*nodes)
+	{
+		int64_t		j = next_level(p, t, top);
+
+		units += params->kind == CC_WINDOW_HONAKER ? honaker_units(j) : 1.0;
+		p += INT64_C(1) << j;
+	}
+	return units;
+}
+
+int64_t
+cc_window_tree_nodes(int64_t width, int64_t t)
+{
+	cc_window_params p = {.kind = CC_WINDOW_TREE,.width = width};
+	int64_t		nodes;
+
+	tree_units(&p, t, &nodes);
+	return nodes;
+}
+
+/* The variance at every step 1 .. T over a draw's, to visit(units, arg). */
+static void
+each_step_units(const cc_window_params *params, void (*visit) (double units, void *arg),
+				void *arg)
+{
+	if (is_tree(params->kind))
+	{
+		int64_t		nodes;
+
+		for (int64_t t = 1; t <= params->horizon; t++)
+			visit(tree_units(params, t, &nodes), arg);
+	}
+	else
+	{
+		cc_params	p = smooth_params(params);
+		int64_t		k = (int64_t) cc_smooth_binary_ops.main_multiplier(&p);
+		unsigned __int128 first = ((unsigned __int128) 1 << k) - 1;
+		unsigned __int128 now = first;
+		unsigned __int128 then = first;
+
+		for (int64_t t = 1; t <= params->horizon; t++)
+		{
+			now = cc_smooth_next_leaf(now);
+			if (t > params->width)
+				then = cc_smooth_next_leaf(then);
+			visit((double) (t > params->width ? cc_smooth_unshared(now, then) : k), arg);
+		}
+	}
+}
+
+typedef struct unit_stats
+{
+	double		sum;
+	double		most;
+} unit_stats;
+
+static void
+add_units(double units, void *arg)
+{
+	unit_stats *stats = arg;
+
+	stats->sum += units;
+	if (units > stats->most)
+		stats->most = units;
+}
+
+void
+cc_window_variances(const cc_window_params *params, double *mean, double *worst)
+{
+	unit_stats	stats = {0, 0};
+	double		v = cc_window_draw_variance(params);
+
+	each_step_units(params, add_units, &stats);
+	*mean = stats.sum / (double) params->horizon * v;
+	*worst = stats.most * v;
+}
+
+cc_status
+cc_window_prepare(cc_window_params *params)
+{
+	cc_params	p = smooth_params(params);
+	cc_status	status = cc_params_prepare(&p);
+	cc_scale	scale;
+
+	if (status != CC_OK)
+		return status;
+	if (params->horizon > CC_WINDOW_MAX_WIDTH)
+		return CC_BAD_HORIZON;
+	if (params->width < 1)
+		return CC_BAD_BLOCK;
+	if (params->width > params->horizon)
+		params->width = params->horizon;
+	if (!cc_scale_make((uint64_t) tree_levels(params) * (uint64_t) params->sensitivity,
+					   params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, &scale))
+		return CC_SCALE_TOO_LARGE;
+	if (params->kind == CC_WINDOW_AUTO)
+	{
+		cc_window_kind best = CC_WINDOW_TREE;
+		double		best_mean = INFINITY;
+
+		for (int k = 0; k < CC_WINDOW_AUTO; k++)
+		{
+			double		mean,
+						worst;
+
+			params->kind = (cc_window_kind) k;
+			cc_window_variances(params, &mean, &worst);
+			if (mean < best_mean)
+			{
+				best = params->kind;
+				best_mean = mean;
+			}
+		}
+		params->kind = best;
+	}
+	return CC_OK;
+}
+
+/* Words of a tree's rings: sum over levels of floor(W / 2^j) + 1 nodes. */
+static int64_t
+tree_ring_words(const cc_window_params *params)
+{
+	int64_t		n = 0;
+
+	for (int64_t j = 0; j < tree_levels(params); j++)
+		n += (params->width >> j) + 1;
+	return params->kind == CC_WINDOW_HONAKER ? 2 * n : n;
+}
+
+size_t
+cc_window_size(const cc_window_params *params)
+{
+	if (is_tree(params->kind))
+		return sizeof(cc_window) +
+			(size_t) (tree_levels(params) + tree_ring_words(params)) * sizeof(int64_t);
+	else
+	{
+		cc_params	p = smooth_params(params);
+
+		cc_params_prepare(&p);
+		return sizeof(cc_window) + (size_t) (params->width + 1) * sizeof(int64_t) +
+			cc_state_size(&p);
+	}
+}
+
+static cc_state *
+diff_smooth(const cc_window *w)
+{
+	return (cc_state *) (window_part(w) + w->params.width + 1);
+}
+
+/* Level j's slot of node i in its ring: a word, or two for honaker. */
+static int64_t *
+tree_slot(const cc_window *w, int64_t j, int64_t i)
+{
+	int64_t		n = i % ((w->params.width >> j) + 1);
+
+	return window_part(w) + w->ring[j] + (w->params.kind == CC_WINDOW_HONAKER ? 2 * n : n);
+}
+
+/*
+ * honaker: the lambdas of the bound's grid, up to the pole of the heaviest
+ * weight above level 0 (2/3 of a draw, at level 1; beyond 1/b, a level 0
+ * node's log mgf is infinite and the lambda is passed over), and the log
+ * mgf of an estimate of each level there: the sum over k of 2^k draws
+ * weighted 2^(d-k) / D_d.
+ */
+static void
+honaker_grid(cc_window *w)
+{
+	double		inv_b = cc_inverse_scale(w->scale);
+	double		pole = inv_b / honaker_units(1);
+
+	for (int i = 0; i < GRID; i++)
+		w->lambda[i] = pole * (1.0 - pow(0.9, i + 1));
+	for (int64_t d = 0; d < w->levels; d++)
+		for (int i = 0; i < GRID; i++)
+		{
+			double		sum = 0;
+
+			for (int64_t k = 0; k <= d; k++)
+				sum += (double) (INT64_C(1) << k) *
+					cc_dlap_log_mgf(inv_b, w->lambda[i] * (double) (INT64_C(1) << (d - k)) /
+									(double) honaker_den(d));
+			w->log_mgf[d][i] = sum;
+		}
+}
+
+void
+cc_window_init(cc_window *w, const cc_window_params *params)
+{
+	memset(w, 0, cc_window_size(params));
+	w->params = *params;
+	w->size = (int64_t) cc_window_size(params);
+	w->log_term = log(2.0 * (double) params->horizon / params->beta);
+	for (int i = 0; i <= MAX_DRAWS; i++)
+		w->bounds[i] = NAN;
+	if (is_tree(params->kind))
+	{
+		int64_t		offset;
+
+		w->levels = tree_levels(params);
+		w->scale = tree_scale(params);
+		offset = w->levels;
+		for (int64_t j = 0; j < w->levels; j++)
+		{
+			w->ring[j] = offset;
+			offset += ((params->width >> j) + 1) * (params->kind == CC_WINDOW_HONAKER ? 2 : 1);
+		}
+		if (params->kind == CC_WINDOW_HONAKER)
+			honaker_grid(w);
+	}
+	else
+	{
+		cc_params	p = smooth_params(params);
+		int64_t		k;
+
+		cc_params_prepare(&p);
+		cc_state_init(diff_smooth(w), &p);
+		w->scale = diff_smooth(w)->scale;
+		k = (int64_t) cc_smooth_binary_ops.main_multiplier(&p);
+		w->then_low = (uint64_t) (((unsigned __int128) 1 << k) - 1);
+		w->then_high = (uint64_t) ((((unsigned __int128) 1 << k) - 1) >> 64);
+	}
+	w->draw_variance = cc_dlap_variance(w->scale);
+}
+
+/*
+ * honaker: the numerator D_j est of node i of level j from its noisy value:
+ * 2^j A plus its children's numerators (D_(j-1) times their estimates).
+ */
+static void
+honaker_close(cc_window *w, int64_t j, int64_t i, int64_t noisy)
+{
+	__int128	num = (__int128) noisy * ((__int128) 1 << j);
+	cc_wide    *slot = (cc_wide *) tree_slot(w, j, i);
+
+	if (j > 0)
+		num += cc_wide_get((cc_wide *) tree_slot(w, j - 1, 2 * i)) +
+			cc_wide_get((cc_wide *) tree_slot(w, j - 1, 2 * i + 1));
+	cc_wide_set(slot, num);
+}
+
+/*
+ * honaker: the release, rounded to nearest, and its bound: Chernoff's at
+ * the best lambda of the grid for the window's levels.
+ */
+static cc_status
+honaker_window(cc_window *w)
+{
+	__int128	whole = 0;
+	long double frac = 0;
+	double		best = INFINITY;
+	int64_t		count[MAX_LEVELS] = {0};
+	int64_t		j;
+
+	for (int64_t p = w->t > w->params.width ? w->t - w->params.width : 0; p < w->t;
+		 p += INT64_C(1) << j)
+	{
+		__int128	num;
+		__int128	q;
+		__int128	r;
+
+		j = next_level(p, w->t, w->levels - 1);
+		num = cc_wide_get((cc_wide *) tree_slot(w, j, p >> j));
+		q = num / honaker_den(j);
+		r = num % honaker_den(j);
+		if (r < 0)
+		{
+			q -= 1;
+			r += honaker_den(j);
+		}
+		whole += q;
+		frac += (long double) r / (long double) honaker_den(j);
+		count[j]++;
+	}
+	whole += (__int128) llroundl(frac);
+	if (whole > INT64_MAX || whole < INT64_MIN)
+		return CC_OVERFLOW;
+	w->noisy = (int64_t) whole;
+
+	for (int i = 0; i < GRID; i++)
+	{
+		double		log_mgf = 0;
+
+		for (int64_t d = 0; d < w->levels; d++)
+			if (count[d] > 0)
+				log_mgf += (double) count[d] * w->log_mgf[d][i];
+		best = fmin(best, (w->log_term + log_mgf) / w->lambda[i]);
+	}
+	/* the noise is below best but with beta / T; the error is an integer */
+	w->bound = fmax(0.0, ceil(best * (1.0 + 1e-9) + ROUNDING) - 1.0);
+	return CC_OK;
+}
+
+/* Close the tree's nodes that end at step t and sum the window's nodes. */
+static cc_status
+tree_push(cc_window *w, int64_t x, cc_rng *rng)
+{
+	int64_t    *open = window_part(w);
+	int64_t		t = w->t;
+	int64_t		p = t > w->params.width ? t - w->params.width : 0;
+	int64_t		noisy = 0;
+
+	for (int64_t j = 0; j < w->levels; j++)
+	{
+		if (!cc_add(open[j], x, &open[j]))
+			return CC_OVERFLOW;
+		if ((t & ((INT64_C(1) << j) - 1)) == 0)
+		{
+			int64_t		i = (t >> j) - 1;
+
+			if (!cc_add(open[j], cc_discrete_laplace(rng, w->scale), &w->raw[j]))
+				return CC_OVERFLOW;
+			if (w->params.kind == CC_WINDOW_HONAKER)
+				honaker_close(w, j, i, w->raw[j]);
+			else
+				*tree_slot(w, j, i) = w->raw[j];
+			open[j] = 0;
+		}
+	}
+	w->units = tree_units(&w->params, t, &w->draws);
+	if (w->params.kind == CC_WINDOW_HONAKER)
+		return honaker_window(w);
+	for (int64_t j; p < t; p += INT64_C(1) << j)
+	{
+		j = next_level(p, t, w->levels - 1);
+		if (!cc_add(noisy, *tree_slot(w, j, p >> j), &noisy))
+			return CC_OVERFLOW;
+	}
+	w->noisy = noisy;
+	return CC_OK;
+}
+
+static cc_status
+diff_push(cc_window *w, int64_t x, cc_rng *rng)
+{
+	cc_state   *smooth = diff_smooth(w);
+	const cc_smooth_part *part = cc_state_part(smooth);
+	int64_t    *counts = window_part(w);
+	int64_t		ring = w->params.width + 1;
+	cc_status	status = cc_push(smooth, x, rng);
+	unsigned __int128 now;
+	unsigned __int128 then;
+
+	if (status != CC_OK)
+		return status;
+	counts[w->t % ring] = smooth->noisy;
+	now = ((unsigned __int128) part->leaf_high << 64) | part->leaf_low;
+	then = ((unsigned __int128) w->then_high << 64) | w->then_low;
+	if (w->t <= w->params.width)
+	{
+		w->noisy = smooth->noisy;
+		w->draws = part->height / 2;
+	}
+	else
+	{
+		then = cc_smooth_next_leaf(then);
+		w->then_low = (uint64_t) then;
+		w->then_high = (uint64_t) (then >> 64);
+		w->draws = cc_smooth_unshared(now, then);
+		if (__builtin_sub_overflow(smooth->noisy, counts[(w->t - w->params.width) % ring],
+								   &w->noisy))
+			return CC_OVERFLOW;
+	}
+	w->units = (double) w->draws;
+	return CC_OK;
+}
+
+cc_status
+cc_window_push(cc_window *w, int64_t item, cc_rng *rng)
+{
+	cc_status	status;
+
+	if (item < 0)
+		return CC_NEGATIVE_ITEM;
+	if (w->t >= w->params.horizon)
+		return CC_PAST_HORIZON;
+	w->t++;
+	status = is_tree(w->params.kind) ? tree_push(w, item, rng) : diff_push(w, item, rng);
+	if (status != CC_OK || w->params.kind == CC_WINDOW_HONAKER)
+		return status;
+	/* equal draws of one scale: the bound of their sum, by their number */
+	if (isnan(w->bounds[w->draws]))
+		w->bounds[w->draws] = cc_dlap_sum_bound(w->draws, w->scale, w->log_term);
+	w->bound = w->bounds[w->draws];
+	return CC_OK;
+}
+
+void
+cc_window_read(const cc_window *w, cc_release *release)
+{
+	release->t = w->t;
+	release->noisy = w->noisy;
+	release->variance = w->units * w->draw_variance;
+	release->bound = w->bound;
+}
+
+int64_t
+cc_window_draws(const cc_window *w)
+{
+	return w->draws;
+}
+
+int
+cc_window_closed_nodes(const cc_window *w, int64_t *values)
+{
+	int			n = 0;
+
+	if (!is_tree(w->params.kind) || w->t == 0)
+		return 0;
+	for (int64_t j = 0; j < w->levels && (w->t & ((INT64_C(1) << j) - 1)) == 0; j++)
+		values[n++] = w->raw[j];
+	return n;
+}

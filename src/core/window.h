@@ -1,0 +1,108 @@
+/*
+ * window.h
+ *		Sliding-window counts: at every step t, the number of events in the
+ *		last W steps, released continually under event-level epsilon-DP.
+ *
+ * Pure C: no PostgreSQL headers.  Two constructions (window.c has their
+ * arguments):
+ *	- CC_WINDOW_TREE: a dyadic tree truncated at level floor(log2 W), so an
+ *	  event is in L = floor(log2 W) + 1 nodes, each with discrete Laplace
+ *	  noise of scale L Delta / epsilon; a window is the sum of its canonical
+ *	  dyadic decomposition (at most 2(L - 1) nodes).  Bolot, Fawaz,
+ *	  Muthukrishnan, Nikolov and Taft, "Private decayed predicate sums on
+ *	  streams", ICDT 2013 (sliding windows).  Needs no horizon for its
+ *	  noise.
+ *	- CC_WINDOW_HONAKER: the same tree, each node estimated from its own
+ *	  noisy value and its children's estimates by inverse-variance weights
+ *	  (Honaker 2015, in the streaming form mech_honaker.c uses): a node of
+ *	  level d then has 2^d / (2^(d+1) - 1) of a draw's variance.
+ *	- CC_WINDOW_DIFF: the difference c_t - c_(t-W) of the releases of the
+ *	  smooth binary mechanism over the horizon (mech_smooth_binary.c), whose
+ *	  shared noisy nodes cancel exactly.
+ * CC_WINDOW_AUTO picks the one of least mean variance over the horizon,
+ * from exact per-step formulas.  Noise is drawn when a step is pushed and
+ * stored; reading never draws.  The state is one flat block of
+ * O(min(W, horizon)) words.
+ */
+#ifndef CC_WINDOW_H
+#define CC_WINDOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mechanism.h"
+
+typedef enum cc_window_kind
+{
+	CC_WINDOW_TREE,
+	CC_WINDOW_DIFF,
+	CC_WINDOW_HONAKER,
+	CC_WINDOW_AUTO				/* resolved by cc_window_prepare() */
+} cc_window_kind;
+
+/* The widest window (and longest horizon) the state is sized for. */
+#define CC_WINDOW_MAX_WIDTH (INT64_C(1) << 40)
+
+typedef struct cc_window_params
+{
+	cc_window_kind kind;
+	int64_t		width;			/* W >= 1; above the horizon, the horizon */
+	int64_t		horizon;		/* T >= 1 steps */
+	uint64_t	epsilon_units;	/* as cc_params */
+	int64_t		sensitivity;	/* events one unit adds to the whole stream */
+	double		beta;			/* the bound fails with at most this */
+} cc_window_params;
+
+/*
+ * Check the parameters, clamp the width to the horizon and resolve
+ * CC_WINDOW_AUTO: the cc_status of cc_params_prepare() for the same
+ * epsilon, horizon, sensitivity and beta (CC_BAD_BLOCK for a width below 1).
+ */
+extern cc_status cc_window_prepare(cc_window_params *params);
+
+extern const char *cc_window_kind_name(cc_window_kind kind);
+extern bool cc_window_kind_from_name(const char *name, cc_window_kind *kind);
+
+typedef struct cc_window cc_window;
+
+/* Bytes of state for prepared parameters. */
+extern size_t cc_window_size(const cc_window_params *params);
+extern void cc_window_init(cc_window *window, const cc_window_params *params);
+
+/* Push the next step's item; CC_NEGATIVE_ITEM and CC_PAST_HORIZON change nothing. */
+extern cc_status cc_window_push(cc_window *window, int64_t item, cc_rng *rng);
+
+/*
+ * The release at the current step: the noisy window count, its exact
+ * variance, and a bound holding at every step of the horizon at once with
+ * probability 1 - beta (a union bound: beta / T a step).
+ */
+extern void cc_window_read(const cc_window *window, cc_release *release);
+
+/*
+ * The noisy values summed by the release at the current step: draws (tree,
+ * difference) or node estimates (honaker).
+ */
+extern int64_t cc_window_draws(const cc_window *window);
+
+/*
+ * The variance of one draw, and the mean and largest variance over steps
+ * 1 .. T, from the exact per-step numbers of draws and levels (O(T log W)
+ * time).
+ */
+extern double cc_window_draw_variance(const cc_window_params *params);
+extern void cc_window_variances(const cc_window_params *params, double *mean,
+								double *worst);
+
+/* The number of nodes of the tree's decomposition of the window at t. */
+extern int64_t cc_window_tree_nodes(int64_t width, int64_t t);
+
+/*
+ * For tests: the tree's nodes closed by the last step, their noisy values
+ * (before any estimate) into values (one a level, lowest first, at most
+ * 64); 0 for CC_WINDOW_DIFF.
+ */
+extern int	cc_window_closed_nodes(const cc_window *window, int64_t *values);
+
+#endif							/* CC_WINDOW_H */
