@@ -326,6 +326,12 @@ SELECT pg_catalog.count(r) AS releases, pg_catalog.max((r).t) AS last_t FROM (
     FROM attacker.events) s;
 SELECT pg_catalog.count(*) AS releases, pg_catalog.max(t) AS last_t
 FROM contcount.source_running_mean('attack_scores', 'score', contcount.mean_mechanism(0, 5, 0.00390625, 16, 4));
+-- window_counts (0.001953125) and streaming_composition (nothing to pay)
+SELECT pg_catalog.count(*) AS releases, pg_catalog.max(t) AS last_t
+FROM contcount.window_counts(ARRAY(SELECT n FROM attacker.events ORDER BY day), 3, 0.001953125);
+SELECT epsilon, delta FROM contcount.streaming_composition(0.5, 0.000001, 0.5, 4);
+SELECT epsilon_max OPERATOR(pg_catalog.>) 0 AS from_curve
+FROM contcount.streaming_composition(contcount.mechanism('binary', 0.5, horizon => 16), 0.000001, 1, 4);
 -- the ledger it administers: spend, manage, grant, revoke
 SELECT contcount.noisy_count(0.5, 'attacker_team') IS NOT NULL AS released FROM attacker.events;
 SELECT contcount.alter_ledger('attacker_team', 3);
@@ -373,13 +379,14 @@ FROM contcount.counters ORDER BY name;
 SELECT name, budget, spent, remaining FROM contcount.ledgers ORDER BY name;
 SELECT role, ledger, epsilon, function FROM contcount.charges ORDER BY at;
 -- spent: 0.125 + 0.0625 + 2 * 0.03125 + 0.015625 + 2 * 0.25 + 0.25
--- + 0.0078125 + 0.00390625 = 1.02734375; of 2, 0.97265625 is left: a
--- billionth more is refused, exactly that passes, then nothing is left
+-- + 0.0078125 + 0.00390625 + 0.001953125 = 1.029296875; of 2, 0.970703125
+-- is left: a billionth more is refused, exactly that passes, then nothing is
+-- left
 SELECT s, attacker.error_of(s) FROM (VALUES
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.972656251)$$),
-    ($$SELECT contcount.noisy_count(0.972656251) FROM attacker.events$$),
-    ($$SELECT contcount.create_counter('overspent', 0.972656251, horizon => 4)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.97265625)$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.970703126)$$),
+    ($$SELECT contcount.noisy_count(0.970703126) FROM attacker.events$$),
+    ($$SELECT contcount.create_counter('overspent', 0.970703126, horizon => 4)$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.970703125)$$),
     ($$SELECT contcount.noisy_count(0.000001) FROM attacker.events$$)
 ) AS cases(s);
 
