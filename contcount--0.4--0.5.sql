@@ -569,3 +569,86 @@ AS 'MODULE_PATHNAME', 'contcount_ledger_rows'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 CREATE VIEW contcount.ledgers AS SELECT * FROM contcount.ledger_rows();
 GRANT SELECT ON contcount.ledgers TO PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Per-block budgets (issue 15)
+-- ---------------------------------------------------------------------
+
+-- A source's budget may be held per block of time: blocks of
+-- block_length (aligned on 2000-01-01 UTC), each with block_budget (in the
+-- accounting of the source's ledger), rows older than retention never
+-- read.  All three or none.  What each block spent is kept by the ledger
+-- store, under the source's ledger.
+ALTER TABLE contcount.source
+    ADD COLUMN block_length interval,
+    ADD COLUMN block_budget numeric
+        CONSTRAINT source_block_budget CHECK (block_budget OPERATOR(pg_catalog.>) 0),
+    ADD COLUMN retention interval,
+    ADD CONSTRAINT source_blocks CHECK ((block_length IS NULL) OPERATOR(pg_catalog.=) (block_budget IS NULL)
+        AND (block_length IS NULL) OPERATOR(pg_catalog.=) (retention IS NULL));
+
+-- Declaring: superusers, or roles a superuser grants EXECUTE, as for
+-- protect_table.  The length is fixed once declared (55000).
+CREATE FUNCTION contcount.source_blocks(source text, block_length interval, budget numeric,
+    retention interval)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_source_blocks'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.source_blocks(text, interval, numeric, interval) FROM PUBLIC;
+
+-- Rows older than the retention still in the table: an exact count, for
+-- the DBA who deletes them.
+CREATE FUNCTION contcount.source_expired_rows(source text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_source_expired_rows'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.source_expired_rows(text) FROM PUBLIC;
+
+-- The blocks of the sources a role may release from or whose ledger it
+-- administers (all, for superusers); and which blocks each release
+-- charged, for the admins of the sources' ledgers.
+CREATE FUNCTION contcount.block_rows(
+    OUT source text, OUT block_start timestamptz, OUT block_end timestamptz,
+    OUT budget numeric, OUT spent numeric, OUT remaining numeric, OUT accounting text,
+    OUT retired boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_block_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.blocks AS SELECT * FROM contcount.block_rows();
+
+CREATE FUNCTION contcount.block_charge_rows(
+    OUT at timestamptz, OUT role regrole, OUT source text, OUT first_block timestamptz,
+    OUT blocks_end timestamptz, OUT blocks bigint, OUT spent numeric, OUT function text,
+    OUT statement text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_block_charge_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.block_charges AS SELECT * FROM contcount.block_charge_rows();
+GRANT SELECT ON contcount.blocks, contcount.block_charges TO PUBLIC;
+
+-- contcount.sources shows each source's blocks.
+DROP VIEW contcount.sources;
+CREATE VIEW contcount.sources WITH (security_barrier) AS
+SELECT s.name,
+       s.relid::pg_catalog.regclass AS relation,
+       (SELECT a.attname FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid OPERATOR(pg_catalog.=) s.relid
+          AND a.attnum OPERATOR(pg_catalog.=) s.unit_attnum) AS unit_column,
+       (SELECT a.attname FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid OPERATOR(pg_catalog.=) s.relid
+          AND a.attnum OPERATOR(pg_catalog.=) s.time_attnum) AS time_column,
+       s.max_rows,
+       s.max_groups,
+       (SELECT l.name FROM contcount.ledger l WHERE l.id OPERATOR(pg_catalog.=) s.ledger_id) AS ledger,
+       d.name AS dimension,
+       d.keys,
+       s.block_length,
+       s.block_budget,
+       s.retention
+FROM contcount.source s
+LEFT JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) s.name
+WHERE EXISTS (SELECT 1 FROM contcount.source_grant g
+              WHERE g.source OPERATOR(pg_catalog.=) s.name
+                AND pg_catalog.pg_has_role(CURRENT_USER, g.role_id, 'USAGE'))
+   OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER);
+GRANT SELECT ON contcount.sources TO PUBLIC;

@@ -24,6 +24,12 @@ typedef struct SourceBounds
  */
 extern void source_for_counter(const char *name, SourceBounds *bounds);
 
+/*
+ * The name of a counter that counts source (the first by name), or NULL.
+ * Owner scope, with the current transaction's changes.
+ */
+extern char *source_counted_by(const char *source);
+
 /* The name of the ledger of source, as committed now; an error if none. */
 extern char *source_ledger_name(const char *source);
 
