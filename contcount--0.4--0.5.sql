@@ -652,3 +652,74 @@ WHERE EXISTS (SELECT 1 FROM contcount.source_grant g
                 AND pg_catalog.pg_has_role(CURRENT_USER, g.role_id, 'USAGE'))
    OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER);
 GRANT SELECT ON contcount.sources TO PUBLIC;
+
+-- Export and import carry the blocks: each ledger of an export lists its
+-- blocks and what each spent (in units), and an import raises every block
+-- of a ledger the store knows to at least that, never lowering one.  The
+-- functions above are wrapped, under new names, by ones that add the
+-- blocks.  Raw primitives, for superusers only.
+CREATE FUNCTION contcount.store_blocks(
+    OUT ledger_id bigint, OUT block_start timestamptz, OUT block_end timestamptz,
+    OUT spent_units bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_store_blocks'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.store_blocks() FROM PUBLIC;
+
+CREATE FUNCTION contcount.store_import_blocks(ledger_id bigint, block_start timestamptz[],
+    block_end timestamptz[], spent_units bigint[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_store_import_blocks'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.store_import_blocks(bigint, timestamptz[], timestamptz[], bigint[])
+    FROM PUBLIC;
+
+ALTER FUNCTION contcount.export_ledgers() RENAME TO export_ledgers_without_blocks;
+CREATE FUNCTION contcount.export_ledgers()
+RETURNS jsonb
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT e OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('ledgers', COALESCE((
+    SELECT pg_catalog.jsonb_agg(l OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('blocks', COALESCE((
+               SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                          'start', b.block_start, 'end', b.block_end, 'spent_units', b.spent_units)
+                      ORDER BY b.block_start)
+               FROM contcount.store_blocks() b
+               WHERE b.ledger_id OPERATOR(pg_catalog.=) pg_catalog.int8(l OPERATOR(pg_catalog.->>) 'id')),
+           '[]'::pg_catalog.jsonb))
+           ORDER BY n)
+    FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'ledgers') WITH ORDINALITY x(l, n)),
+    '[]'::pg_catalog.jsonb))
+FROM contcount.export_ledgers_without_blocks() e
+$$;
+REVOKE ALL ON FUNCTION contcount.export_ledgers() FROM PUBLIC;
+
+ALTER FUNCTION contcount.import_ledgers(jsonb) RENAME TO import_ledgers_without_blocks;
+CREATE FUNCTION contcount.import_ledgers(export jsonb)
+RETURNS TABLE (ledger text, spent numeric, action text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- the ledgers first (RETURN QUERY runs the import now): a block is taken
+    -- in only for a ledger the store knows
+    RETURN QUERY SELECT * FROM contcount.import_ledgers_without_blocks(export);
+    PERFORM contcount.store_import_blocks(
+                pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
+                ARRAY(SELECT pg_catalog.timestamptz(b OPERATOR(pg_catalog.->>) 'start')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n),
+                ARRAY(SELECT pg_catalog.timestamptz(b OPERATOR(pg_catalog.->>) 'end')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n),
+                ARRAY(SELECT pg_catalog.int8(b OPERATOR(pg_catalog.->>) 'spent_units')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n))
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE pg_catalog.jsonb_array_length(COALESCE(e OPERATOR(pg_catalog.->) 'blocks', '[]'::pg_catalog.jsonb))
+              OPERATOR(pg_catalog.>) 0
+      AND contcount.store_spent(pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id')) IS NOT NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;

@@ -143,6 +143,38 @@ SELECT contcount.source_blocks('blk_visits', '1 day', 5000, '60 days');
 SELECT extract(day FROM block_start - test.day(0)) AS day, spent FROM contcount.blocks
 WHERE source = 'blk_visits' AND block_start >= test.day(-3) AND block_start < test.day(-1) ORDER BY block_start;
 
+-- Export and import carry the blocks.  Importing an export whose day -3
+-- spent less and day -2 more lowers nothing and raises day -2.
+SELECT jsonb_array_length(l -> 'blocks') > 30 AS blocks_exported
+FROM jsonb_array_elements(contcount.export_ledgers() -> 'ledgers') l WHERE l ->> 'name' = 'blk_data';
+CREATE TABLE test.block_export AS
+SELECT jsonb_set(e, '{ledgers}', (
+    SELECT jsonb_agg(CASE WHEN l ->> 'name' <> 'blk_data' THEN l
+                          ELSE jsonb_set(l, '{blocks}', (
+                              SELECT jsonb_agg(CASE (b ->> 'start')::timestamptz
+                                                   WHEN test.day(-3) THEN jsonb_set(b, '{spent_units}', '1')
+                                                   WHEN test.day(-2) THEN jsonb_set(b, '{spent_units}',
+                                                       to_jsonb((b ->> 'spent_units')::bigint + 7000000000))
+                                                   ELSE b END ORDER BY n)
+                              FROM jsonb_array_elements(l -> 'blocks') WITH ORDINALITY y(b, n))) END
+                     ORDER BY m)
+    FROM jsonb_array_elements(e -> 'ledgers') WITH ORDINALITY x(l, m))) AS export
+FROM contcount.export_ledgers() e;
+SELECT ledger, action FROM contcount.import_ledgers((SELECT export FROM test.block_export))
+WHERE ledger LIKE 'blk%' ORDER BY ledger;
+SELECT extract(day FROM block_start - test.day(0)) AS day, spent FROM contcount.blocks
+WHERE source = 'blk_visits' AND block_start >= test.day(-3) AND block_start < test.day(-1) ORDER BY block_start;
+SELECT extract(day FROM first_block - test.day(0)) AS day, blocks, spent, function, statement
+FROM contcount.block_charges WHERE function = 'import_ledgers';
+-- a block that is not a block of the export's length is refused
+SELECT test.error_of(format($$SELECT contcount.import_ledgers(%L)$$, jsonb_set(export, '{ledgers}', (
+    SELECT jsonb_agg(CASE WHEN l ->> 'name' <> 'blk_data' THEN l
+                          ELSE jsonb_set(l, '{blocks}', jsonb_build_array(jsonb_build_object(
+                              'start', test.day(-3), 'end', test.day(-3) + interval '12 hours',
+                              'spent_units', 1))) END)
+    FROM jsonb_array_elements(export -> 'ledgers') l))))
+FROM test.block_export;
+
 -- A shorter retention retires more blocks: their rows are no longer read,
 -- and no release charges them.
 SELECT contcount.source_blocks('blk_visits', '1 day', 5000, '2 days');

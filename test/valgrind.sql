@@ -65,5 +65,15 @@ SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '20
 SELECT contcount.protect_table('visits_z', 'visits', 'person', 'at', 'vg_z', max_rows => 3);
 SELECT count(*) FROM contcount.source_running_counts('visits_z', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_z', rho => 0.25);
 DO $$ BEGIN PERFORM count(*) FROM contcount.source_running_counts('visits', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', ledger => 'vg_team', rho => 0.25); EXCEPTION WHEN SQLSTATE 'ZB003' THEN NULL; END $$;
+-- per-block budgets: declared, charged over steps and over the retention,
+-- refused, shown, audited, exported and imported
+SELECT contcount.source_blocks('visits', '1 day', 5, '3650 days');
+SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team');
+SELECT count(*) FROM contcount.source_counts('visits', 0.5, ledger => 'vg_team');
+DO $$ BEGIN PERFORM count(*) FROM contcount.source_running_counts('visits', 5, '1 day', '2026-01-01', 2, ledger => 'vg_team'); EXCEPTION WHEN SQLSTATE 'ZB001' THEN NULL; END $$;
+SELECT count(*), sum(spent) FROM contcount.blocks;
+SELECT count(*) FROM contcount.block_charges;
+SELECT contcount.source_expired_rows('visits');
+SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
 SELECT contcount.drop_counter('g');
 SELECT contcount.drop_counter('c');

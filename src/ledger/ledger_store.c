@@ -68,8 +68,9 @@
  * created by its first charge and never forgotten; redo finding a block with
  * another end damages the store, and an append refuses a run overlapping
  * blocks of another length.  Blocks do not add to their ledger's sum, nor
- * are they in the audit of charges, its curve or its export: they have their
- * own views.  A 0.4 library fails closed on the new kind, as on format 2.
+ * are they in the audit of charges or its curve: they have their own views;
+ * an import raises a block by a block charge of the difference.  A 0.4
+ * library fails closed on the new kind, as on format 2.
  *
  * Failing closed.  An item whose CRC fails, a charge to a ledger the store
  * never created, more ledgers than contcount.max_ledgers, or a 0.2 store file
@@ -1302,6 +1303,20 @@ other_block(int64 ledger, const BlockRun *run)
 	return NULL;
 }
 
+/*
+ * Append a block charge of charge->units to each block of run, built in buf
+ * (ITEM_MAX bytes).  Exclusive lock held.  Returns the record's end.
+ */
+static XLogRecPtr
+append_block_charge(char *buf, const StoreCharge *charge, const BlockRun *run)
+{
+	StoreItem  *item = build_item(buf, ITEM_BLOCK_CHARGE, charge->ledger, charge->units, charge, NULL);
+
+	memcpy((char *) item + item->length, run, sizeof(BlockRun));
+	item->length += sizeof(BlockRun);
+	return append_item(item);
+}
+
 void
 ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 						   StoreCharge *charge, const StoreBlockRun *want)
@@ -1310,7 +1325,6 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 	BlockRun	run = {want->first, want->length, want->count};
 	LedgerSum  *sum;
 	BlockSum   *block;
-	StoreItem  *item;
 	uint64		each;
 	int64		fresh = 0;
 	XLogRecPtr	recptr;
@@ -1351,12 +1365,62 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 				 errhint("Raise contcount.max_blocks and restart the server.")));
 	charge->releases = 1;
 	charge->units = each;
-	item = build_item(buf, ITEM_BLOCK_CHARGE, ledger, each, charge, NULL);
-	memcpy((char *) item + item->length, &run, sizeof(run));
-	item->length += sizeof(run);
-	recptr = append_item(item);
+	recptr = append_block_charge(buf, charge, &run);
 	LWLockRelease(store->lock);
 	make_durable(recptr);
+}
+
+void
+ledger_store_import_blocks(int64 ledger, const StoreBlock *exported, int nblocks)
+{
+	char		buf[ITEM_MAX];
+	char		name[32];
+	LedgerSum  *sum;
+	XLogRecPtr	last = InvalidXLogRecPtr;
+
+	snprintf(name, sizeof(name), "id " INT64_FORMAT, ledger);
+	sum = lock_for_charge(ledger, name);
+	for (int i = 0; i < nblocks; i++)
+	{
+		BlockKey	key = {ledger, exported[i].start};
+		BlockRun	run = {exported[i].start, exported[i].end - exported[i].start, 1};
+		BlockSum   *block;
+		uint64		spent;
+		StoreCharge raise = {
+			.at = GetCurrentTimestamp(),.role = GetUserId(),.ledger = ledger,.releases = 1,
+			.function = "import_ledgers",.statement = "what the export's block spent beyond this store's"
+		};
+
+		if (run.length <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a block of the export ends before it starts"),
+					 errdetail("A block of ledger %s.", name)));
+		block = other_block(ledger, &run);
+		if (block != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("a block of the export overlaps a block of another length in this store"),
+					 errdetail("Block [%s) of ledger %s is in this store.",
+							   block_range(block->key.start, block->end), name)));
+		block = hash_search(blocks, &key, HASH_FIND, NULL);
+		spent = block ? block->spent_units : 0;
+		if (exported[i].spent_units <= spent)
+			continue;
+		if (block == NULL && hash_get_num_entries(blocks) >= contcount_max_blocks)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
+					 errhint("Raise contcount.max_blocks and restart the server.")));
+		/* the difference, as one release of the ledger's own kind */
+		raise.cost.accounting = sum->accounting;
+		raise.cost.units = exported[i].spent_units - spent;
+		raise.units = raise.cost.units;
+		last = append_block_charge(buf, &raise, &run);
+	}
+	LWLockRelease(store->lock);
+	if (last != InvalidXLogRecPtr)
+		make_durable(last);
 }
 
 void

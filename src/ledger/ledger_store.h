@@ -123,6 +123,15 @@ typedef struct StoreBlock
 extern void ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 									   StoreCharge *charge, const StoreBlockRun *run);
 
+/*
+ * Take in the blocks of a ledger the store knows from an export, durably:
+ * each block whose spending the store holds below the export's is charged
+ * the difference (whatever its budget), creating it if need be.  Nothing
+ * lowers what a block spent.  An error (55000) for a block that overlaps a
+ * block of another length.
+ */
+extern void ledger_store_import_blocks(int64 ledger, const StoreBlock *blocks, int nblocks);
+
 /* Every block the store holds, in no order, palloc'd; how many in *nblocks. */
 extern StoreBlock *ledger_store_blocks(int64 *nblocks);
 

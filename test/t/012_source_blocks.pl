@@ -131,4 +131,28 @@ is(spent($standby, 1, 6), '1:2000 2:2000 3:3500 4:2000 5:1000', 'promoted: charg
 $standby->safe_psql('postgres', "SELECT contcount.source_blocks('visits', '1 day', 20000, '3650 days')");
 is(release($standby, 1000, 3, 1), '20', 'promoted: a raised block budget binds from its commit');
 
+# export and import carry the blocks to a new cluster, which then refuses
+# what the old one would
+my $export = $standby->safe_psql('postgres', 'SELECT contcount.export_ledgers()');
+my $fresh = PostgreSQL::Test::Cluster->new('fresh');
+$fresh->init;
+$fresh->append_conf('postgresql.conf', "shared_preload_libraries = 'contcount'");
+$fresh->start;
+$fresh->safe_psql('postgres', q{
+    CREATE EXTENSION contcount;
+    CREATE TABLE visits (user_id int, at timestamptz);
+    INSERT INTO visits SELECT u, '2026-01-03 12:00+00' FROM generate_series(11, 30) u;
+});
+$fresh->safe_psql('postgres', "SELECT count(*) FROM contcount.import_ledgers(\$x\$$export\$x\$)");
+$fresh->safe_psql('postgres', q{
+    SELECT contcount.protect_table('visits', 'visits', 'user_id', 'at', 'data');
+    SELECT contcount.source_blocks('visits', '1 day', 3500, '3650 days');
+});
+is(query($fresh, $blocks_sql =~ s/budget, spent, remaining, //r),
+	query($standby, $blocks_sql =~ s/budget, spent, remaining, //r),
+	'imported: the same blocks');
+is(spent($fresh, 1, 6), '1:2000 2:2000 3:4500 4:2000 5:1000', 'imported: what each spent');
+like(release($fresh, 1000, 3, 1), qr/ERROR:  ZB001:.*\n.*remaining 0;/,
+	'imported: day 3, spent beyond the budget declared here, is refused (ZB001)');
+
 done_testing();
