@@ -206,6 +206,23 @@ SELECT t, noisy_count FROM contcount.source_running_counts('blk_local_visits', 1
 RESET TimeZone;
 \c - postgres
 
+-- What the source's ledger itself paid (here, a release before the blocks
+-- were declared, which read rows of every day) counts against every block.
+CREATE TABLE test.block_early (user_id int, at timestamptz);
+INSERT INTO test.block_early SELECT u, test.day(-1.5) FROM generate_series(1, 10) u;
+SELECT contcount.create_ledger('blk_early_data', 10);
+SELECT contcount.protect_table('blk_early', 'test.block_early', 'user_id', 'at', 'blk_early_data');
+SELECT count(*) FROM contcount.source_counts('blk_early', 3, ledger => 'blk_team');
+SELECT contcount.source_blocks('blk_early', '1 day', 5, '30 days');
+SET DateStyle = ISO;
+SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_early', 2.5, '1 day', test.day(-1), 1, ledger => 'blk_team')$$)
+       = format('ZB001: privacy budget of block [%s, %s) of ledger "blk_early_data" would be overspent',
+                test.day(-1), test.day(0)) AS refused;
+SELECT count(*) FROM contcount.source_running_counts('blk_early', 2, '1 day', test.day(-1), 1, ledger => 'blk_team');
+SELECT extract(day FROM block_start - test.day(0)) AS day, budget, spent, remaining FROM contcount.blocks
+WHERE source = 'blk_early';
+SELECT contcount.drop_source('blk_early');
+
 -- Declaring blocks on a source a counter counts is refused: the counter
 -- pays the source's ledger, not the blocks of the rows it counts.
 CREATE TABLE test.block_clicks (user_id int, at timestamptz);

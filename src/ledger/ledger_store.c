@@ -67,10 +67,12 @@
  * under the lock, applies all of the run's blocks or none.  A block is
  * created by its first charge and never forgotten; redo finding a block with
  * another end damages the store, and an append refuses a run overlapping
- * blocks of another length.  Blocks do not add to their ledger's sum, nor
- * are they in the audit of charges or its curve: they have their own views;
- * an import raises a block by a block charge of the difference.  A 0.4
- * library fails closed on the new kind, as on format 2.
+ * blocks of another length.  A ledger's own charges (releases of all its
+ * data, before its blocks were declared or from sources without blocks)
+ * count against every block of it.  Blocks do not add to their ledger's
+ * sum, nor are they in the audit of charges or its curve: they have their
+ * own views; an import raises a block by a block charge of the difference.
+ * A 0.4 library fails closed on the new kind, as on format 2.
  *
  * Failing closed.  An item whose CRC fails, a charge to a ledger the store
  * never created, more ledgers than contcount.max_ledgers, or a 0.2 store file
@@ -1347,8 +1349,10 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 		uint64		spent;
 
 		block = hash_search(blocks, &key, HASH_FIND, NULL);
-		spent = block ? block->spent_units : 0;
 		fresh += block == NULL;
+		/* the ledger's own charges read rows of every block */
+		if (pg_add_u64_overflow(block ? block->spent_units : 0, sum->spent_units, &spent))
+			spent = PG_UINT64_MAX;
 		if (spent > budget_units || budget_units - spent < each)
 			ereport(ERROR,
 					(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
@@ -1569,10 +1573,14 @@ ledger_store_blocks(int64 *nblocks)
 	hash_seq_init(&scan, blocks);
 	while ((block = hash_seq_search(&scan)) != NULL)
 	{
+		LedgerSum  *sum = hash_search(sums, &block->key.ledger, HASH_FIND, NULL);
+
 		all[n].ledger = block->key.ledger;
 		all[n].start = block->key.start;
 		all[n].end = block->end;
 		all[n].spent_units = block->spent_units;
+		/* a block's charge found its ledger in the store */
+		all[n].ledger_spent_units = sum->spent_units;
 		n++;
 	}
 	LWLockRelease(store->lock);

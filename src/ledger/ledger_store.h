@@ -108,13 +108,16 @@ typedef struct StoreBlock
 	int64		ledger;
 	TimestampTz start;
 	TimestampTz end;
-	uint64		spent_units;	/* in the ledger's accounting */
+	uint64		spent_units;	/* by its charges, in the ledger's accounting */
+	uint64		ledger_spent_units; /* by the ledger's own charges */
 } StoreBlock;
 
 /*
  * Charge each block of run of ledger, durably, for one release of
  * charge->cost (in the ledger's accounting), with budget_units as each
- * block's budget: all of them in one WAL record, or none.  An error if any
+ * block's budget, against which the ledger's own charges count too (they
+ * paid for releases of all its data): all of them in one WAL record, or
+ * none.  An error if any
  * block would overspend (ZB001), the ledger cannot account for the release
  * (ZB003), a block of the ledger that overlaps the run was charged with
  * another length (55000), or there is no room for the new blocks (53400);

@@ -23,7 +23,10 @@
  * source of the same ledger).  A block whose end is older than the
  * retention is retired: releases no longer read its rows, so its budget no
  * longer matters; deleting those rows is the DBA's to do, and
- * source_expired_rows() counts the ones still there.
+ * source_expired_rows() counts the ones still there.  What the source's
+ * ledger itself was charged (releases before the blocks were declared, or
+ * from other sources of the ledger without blocks) paid for reading rows of
+ * every block, and counts against each.
  *
  * IDENTIFICATION
  *	  src/sources/source_blocks.c
@@ -251,7 +254,8 @@ block_order(const void *a, const void *b)
 
 /*
  * The contcount.blocks view: every block of the sources the caller sees,
- * its budget, what it spent and whether it is retired.
+ * its budget, what it spent (its ledger's own charges included) and
+ * whether it is retired.
  */
 PG_FUNCTION_INFO_V1(contcount_block_rows);
 Datum
@@ -274,7 +278,7 @@ contcount_block_rows(PG_FUNCTION_ARGS)
 			Datum		values[8];
 			bool		nulls[8] = {false};
 			uint64		budget = sources[s].budget_units;
-			uint64		spent = blocks[b].spent_units;
+			uint64		spent = blocks[b].spent_units + blocks[b].ledger_spent_units;
 
 			if (blocks[b].ledger != sources[s].ledger)
 				continue;
