@@ -1331,7 +1331,7 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 	int64		fresh = 0;
 	XLogRecPtr	recptr;
 
-	Assert(charge->cost.units > 0 && run.length > 0 && run.count > 0);
+	Assert(charge->ledger == ledger && charge->cost.units > 0 && run.length > 0 && run.count > 0);
 	sum = lock_for_charge(ledger, name);
 	each = release_cost(sum, name, charge->cost);
 	block = other_block(ledger, &run);
