@@ -655,3 +655,157 @@ CREATE FUNCTION contcount.streaming_composition(
 RETURNS record
 AS 'MODULE_PATHNAME', 'contcount_streaming_composition_mechanism'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- ---------------------------------------------------------------------
+-- Per-block budgets (issue 15)
+-- ---------------------------------------------------------------------
+
+-- A source's budget may be held per block of time: blocks of
+-- block_length (aligned on 2000-01-01 UTC), each with block_budget (in the
+-- accounting of the source's ledger), rows older than retention never
+-- read.  All three or none.  What each block spent is kept by the ledger
+-- store, under the source's ledger.
+ALTER TABLE contcount.source
+    ADD COLUMN block_length interval,
+    ADD COLUMN block_budget numeric
+        CONSTRAINT source_block_budget CHECK (block_budget OPERATOR(pg_catalog.>) 0),
+    ADD COLUMN retention interval,
+    ADD CONSTRAINT source_blocks CHECK ((block_length IS NULL) OPERATOR(pg_catalog.=) (block_budget IS NULL)
+        AND (block_length IS NULL) OPERATOR(pg_catalog.=) (retention IS NULL));
+
+-- Declaring: superusers, or roles a superuser grants EXECUTE, as for
+-- protect_table.  The length is fixed once declared (55000).
+CREATE FUNCTION contcount.source_blocks(source text, block_length interval, budget numeric,
+    retention interval)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_source_blocks'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.source_blocks(text, interval, numeric, interval) FROM PUBLIC;
+
+-- Rows older than the retention still in the table: an exact count, for
+-- the DBA who deletes them.
+CREATE FUNCTION contcount.source_expired_rows(source text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_source_expired_rows'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.source_expired_rows(text) FROM PUBLIC;
+
+-- The blocks of the sources a role may release from or whose ledger it
+-- administers (all, for superusers); and which blocks each release
+-- charged, for the admins of the sources' ledgers.
+CREATE FUNCTION contcount.block_rows(
+    OUT source text, OUT block_start timestamptz, OUT block_end timestamptz,
+    OUT budget numeric, OUT spent numeric, OUT remaining numeric, OUT accounting text,
+    OUT retired boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_block_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.blocks AS SELECT * FROM contcount.block_rows();
+
+CREATE FUNCTION contcount.block_charge_rows(
+    OUT at timestamptz, OUT role regrole, OUT source text, OUT first_block timestamptz,
+    OUT blocks_end timestamptz, OUT blocks bigint, OUT spent numeric, OUT function text,
+    OUT statement text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_block_charge_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.block_charges AS SELECT * FROM contcount.block_charge_rows();
+GRANT SELECT ON contcount.blocks, contcount.block_charges TO PUBLIC;
+
+-- contcount.sources shows each source's blocks.
+DROP VIEW contcount.sources;
+CREATE VIEW contcount.sources WITH (security_barrier) AS
+SELECT s.name,
+       s.relid::pg_catalog.regclass AS relation,
+       (SELECT a.attname FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid OPERATOR(pg_catalog.=) s.relid
+          AND a.attnum OPERATOR(pg_catalog.=) s.unit_attnum) AS unit_column,
+       (SELECT a.attname FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid OPERATOR(pg_catalog.=) s.relid
+          AND a.attnum OPERATOR(pg_catalog.=) s.time_attnum) AS time_column,
+       s.max_rows,
+       s.max_groups,
+       (SELECT l.name FROM contcount.ledger l WHERE l.id OPERATOR(pg_catalog.=) s.ledger_id) AS ledger,
+       d.name AS dimension,
+       d.keys,
+       s.block_length,
+       s.block_budget,
+       s.retention
+FROM contcount.source s
+LEFT JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) s.name
+WHERE EXISTS (SELECT 1 FROM contcount.source_grant g
+              WHERE g.source OPERATOR(pg_catalog.=) s.name
+                AND pg_catalog.pg_has_role(CURRENT_USER, g.role_id, 'USAGE'))
+   OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER);
+GRANT SELECT ON contcount.sources TO PUBLIC;
+
+-- Export and import carry the blocks: each ledger of an export lists its
+-- blocks and what each spent (in units), and an import raises every block
+-- of a ledger the store knows to at least that, never lowering one.  The
+-- functions above are wrapped, under new names, by ones that add the
+-- blocks.  Raw primitives, for superusers only.
+CREATE FUNCTION contcount.store_blocks(
+    OUT ledger_id bigint, OUT block_start timestamptz, OUT block_end timestamptz,
+    OUT spent_units bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_store_blocks'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION contcount.store_blocks() FROM PUBLIC;
+
+CREATE FUNCTION contcount.store_import_blocks(ledger_id bigint, block_start timestamptz[],
+    block_end timestamptz[], spent_units bigint[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_store_import_blocks'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.store_import_blocks(bigint, timestamptz[], timestamptz[], bigint[])
+    FROM PUBLIC;
+
+ALTER FUNCTION contcount.export_ledgers() RENAME TO export_ledgers_without_blocks;
+CREATE FUNCTION contcount.export_ledgers()
+RETURNS jsonb
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT e OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('ledgers', COALESCE((
+    SELECT pg_catalog.jsonb_agg(l OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('blocks', COALESCE((
+               SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                          'start', b.block_start, 'end', b.block_end, 'spent_units', b.spent_units)
+                      ORDER BY b.block_start)
+               FROM contcount.store_blocks() b
+               WHERE b.ledger_id OPERATOR(pg_catalog.=) pg_catalog.int8(l OPERATOR(pg_catalog.->>) 'id')),
+           '[]'::pg_catalog.jsonb))
+           ORDER BY n)
+    FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'ledgers') WITH ORDINALITY x(l, n)),
+    '[]'::pg_catalog.jsonb))
+FROM contcount.export_ledgers_without_blocks() e
+$$;
+REVOKE ALL ON FUNCTION contcount.export_ledgers() FROM PUBLIC;
+
+ALTER FUNCTION contcount.import_ledgers(jsonb) RENAME TO import_ledgers_without_blocks;
+CREATE FUNCTION contcount.import_ledgers(export jsonb)
+RETURNS TABLE (ledger text, spent numeric, action text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- the ledgers first (RETURN QUERY runs the import now): a block is taken
+    -- in only for a ledger the store knows
+    RETURN QUERY SELECT * FROM contcount.import_ledgers_without_blocks(export);
+    PERFORM contcount.store_import_blocks(
+                pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
+                ARRAY(SELECT pg_catalog.timestamptz(b OPERATOR(pg_catalog.->>) 'start')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n),
+                ARRAY(SELECT pg_catalog.timestamptz(b OPERATOR(pg_catalog.->>) 'end')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n),
+                ARRAY(SELECT pg_catalog.int8(b OPERATOR(pg_catalog.->>) 'spent_units')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n))
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE pg_catalog.jsonb_array_length(COALESCE(e OPERATOR(pg_catalog.->) 'blocks', '[]'::pg_catalog.jsonb))
+              OPERATOR(pg_catalog.>) 0
+      AND contcount.store_spent(pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id')) IS NOT NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;

@@ -32,16 +32,22 @@ arg_required(FunctionCallInfo fcinfo, int argno, const char *what)
 }
 
 int64
-step_usecs(Interval *step)
+interval_usecs(Interval *interval, const char *what)
 {
 	int64		usecs;
 
-	if (step->month != 0 ||
-		__builtin_mul_overflow((int64) step->day, USECS_PER_DAY, &usecs) ||
-		__builtin_add_overflow(usecs, step->time, &usecs) ||
+	if (interval->month != 0 ||
+		__builtin_mul_overflow((int64) interval->day, USECS_PER_DAY, &usecs) ||
+		__builtin_add_overflow(usecs, interval->time, &usecs) ||
 		usecs < USECS_PER_SEC)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("step must be at least 1 second, in days, hours, minutes or seconds")));
+				 errmsg("%s must be at least 1 second, in days, hours, minutes or seconds", what)));
 	return usecs;
+}
+
+int64
+step_usecs(Interval *step)
+{
+	return interval_usecs(step, "step");
 }

@@ -15,10 +15,13 @@ extern char *arg_text(FunctionCallInfo fcinfo, int argno, const char *what);
 extern Datum arg_required(FunctionCallInfo fcinfo, int argno, const char *what);
 
 /*
- * A step of time as microseconds: days (of 24 hours), hours, minutes and
+ * A length of time as microseconds: days (of 24 hours), hours, minutes and
  * seconds, at least one second; months are not all the same length.  22023
- * otherwise.
+ * naming what otherwise.
  */
+extern int64 interval_usecs(Interval *interval, const char *what);
+
+/* The same for a step of a release or counter. */
 extern int64 step_usecs(Interval *step);
 
 #endif							/* CONTCOUNT_ARGS_H */

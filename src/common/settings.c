@@ -13,6 +13,7 @@
 
 char	   *contcount_ledger = NULL;
 int			contcount_max_ledgers = 1000;
+int			contcount_max_blocks = 10000;
 int			contcount_max_counters = 100;
 char	   *contcount_database = NULL;
 
@@ -39,6 +40,14 @@ settings_define(bool preloading)
 								NULL,
 								&contcount_max_ledgers,
 								1000, 1, 1000000,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
+		DefineCustomIntVariable("contcount.max_blocks",
+								"Most blocks of per-block budgets the server can hold, in all databases.",
+								"Retired blocks count too: each keeps what it spent.",
+								&contcount_max_blocks,
+								10000, 1, 10000000,
 								PGC_POSTMASTER,
 								0,
 								NULL, NULL, NULL);

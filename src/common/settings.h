@@ -11,6 +11,9 @@ extern char *contcount_ledger;
 /* contcount.max_ledgers: ledgers the shared state has room for */
 extern int	contcount_max_ledgers;
 
+/* contcount.max_blocks: per-block budgets the shared state has room for */
+extern int	contcount_max_blocks;
+
 /* contcount.max_counters: counters the shared state has room for */
 extern int	contcount_max_counters;
 

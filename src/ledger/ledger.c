@@ -695,9 +695,8 @@ contcount_revoke_ledger(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* Epsilon units as numeric, negated for a refund. */
-static Datum
-epsilon_numeric(uint64 units, bool negative)
+Datum
+ledger_units_numeric(uint64 units, bool negative)
 {
 	char	   *text = spec_format_epsilon(units);
 
@@ -713,7 +712,7 @@ epsilon_numeric_up(double epsilon)
 {
 	double		units = ceil(epsilon * CC_EPSILON_UNITS_PER_ONE);
 
-	return epsilon_numeric(units < (double) UINT64_MAX ? (uint64) units : UINT64_MAX, false);
+	return ledger_units_numeric(units < (double) UINT64_MAX ? (uint64) units : UINT64_MAX, false);
 }
 
 /*
@@ -813,20 +812,20 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 		bool		nulls[LEDGER_ROWS_0_5] = {false};
 
 		values[0] = SPI_getbinval(tuple, desc, 2, &isnull);
-		values[1] = epsilon_numeric(budget, false);
+		values[1] = ledger_units_numeric(budget, false);
 		values[4] = SPI_getbinval(tuple, desc, 4, &isnull);
 		/* not in the store: unusable, and of no known accounting */
 		if (!known[i])
 			nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[7] = nulls[8] = nulls[9] = true;
 		else
 		{
-			values[2] = epsilon_numeric(spent[i], false);
-			values[3] = epsilon_numeric(spent[i] < budget ? budget - spent[i] : 0, false);
+			values[2] = ledger_units_numeric(spent[i], false);
+			values[3] = ledger_units_numeric(spent[i] < budget ? budget - spent[i] : 0, false);
 			values[5] = CStringGetTextDatum(ledger_accounting_name(accounting[i]));
 		}
 		if (known[i] && accounting[i] == CC_PURE)
 		{
-			values[6] = epsilon_numeric(0, false);
+			values[6] = ledger_units_numeric(0, false);
 			values[7] = values[9] = values[2];
 			values[8] = values[1];
 		}
@@ -890,13 +889,13 @@ audit_one(const StoreCharge *charge, void *arg)
 	values[0] = TimestampTzGetDatum(charge->at);
 	values[1] = ObjectIdGetDatum(charge->role);
 	values[2] = CStringGetTextDatum(ledger->name);
-	values[3] = epsilon_numeric(charge->units, charge->refund);
+	values[3] = ledger_units_numeric(charge->units, charge->refund);
 	values[4] = CStringGetTextDatum(charge->function);
 	values[5] = CStringGetTextDatum(charge->statement);
 	/* from 0.5: the ledger's accounting, and its releases' own costs */
 	values[6] = CStringGetTextDatum(ledger_accounting_name(ledger->accounting));
 	values[7] = Int64GetDatum(charge->releases);
-	values[8] = epsilon_numeric(charge->cost.units, false);
+	values[8] = ledger_units_numeric(charge->cost.units, false);
 	values[9] = values[8];
 	nulls[7] = charge->releases == 0;	/* not recorded before 0.5 */
 	nulls[8] = nulls[7] || charge->cost.accounting != CC_PURE;
@@ -1126,6 +1125,34 @@ ledger_charge_source(const char *ledger, const char *source_ledger, cc_cost cost
 	if (team != NULL && strcmp(team, source_ledger) == 0)
 		return;
 	(void) charge_releases(source_ledger, cost, function, 1, &ledger_id, true);
+}
+
+void
+ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost,
+					 const char *function, const StoreBlockRun *run, uint64 block_budget_units)
+{
+	int64		ledger_id;
+	LedgerRow	row;
+	StoreCharge charge;
+	const char *name;
+
+	/* neither pays if either cannot account for the release */
+	if (cost.accounting != CC_PURE)
+	{
+		check_cost(ledger, cost, false);
+		check_cost(source_ledger, cost, true);
+	}
+	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	if (run->count == 0)
+		return;
+	memset(&charge, 0, sizeof(charge));
+	name = paying_ledger(source_ledger, true, &row, &charge.role);
+	charge.at = GetCurrentTimestamp();
+	charge.ledger = row.id;
+	charge.cost = cost;
+	charge.function = function;
+	charge.statement = debug_query_string;
+	ledger_store_charge_blocks(row.id, name, block_budget_units, &charge, run);
 }
 
 void

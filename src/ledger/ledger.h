@@ -9,6 +9,7 @@
 
 #include "common/errors.h"
 #include "core/accounting.h"
+#include "ledger/ledger_store.h"
 
 /*
  * Every charge says what the release it pays for is: cc_pure_cost(epsilon
@@ -53,6 +54,18 @@ extern void ledger_charge_source(const char *ledger, const char *source_ledger,
 								 cc_cost cost, const char *function);
 
 /*
+ * Charge a release from a protected source with per-block budgets: to the
+ * caller's ledger as ledger_charge_source does, then, in place of the
+ * source's ledger, each block of run of it (none if run->count is 0), each
+ * block's budget block_budget_units in the source ledger's accounting.  If
+ * either ledger cannot account for the release (ZB003), nothing is charged;
+ * if a block would overspend (ZB001), no block is.
+ */
+extern void ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost,
+								 const char *function, const StoreBlockRun *run,
+								 uint64 block_budget_units);
+
+/*
  * The releases of one call site of an aggregate in one query.  Every group,
  * partition or rescan that releases a value is a release of its own and
  * pays for itself: SQL cannot tell contcount that groups are disjoint.  A
@@ -81,6 +94,9 @@ extern void ledger_site_init(ChargeSite *site, const char *ledger, cc_cost cost,
  * as ledger_charge does.
  */
 extern void ledger_pay_release(ChargeSite *site, PlanState *node);
+
+/* Units of epsilon or rho as a numeric, negated (for a refund) if negative. */
+extern Datum ledger_units_numeric(uint64 units, bool negative);
 
 /*
  * The id of the live ledger of that name, if the caller sees it in

@@ -117,7 +117,7 @@ array_arg(FunctionCallInfo fcinfo, int argno, Oid type, int *n)
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("a charge of the export has a null field")));
+					 errmsg("a charge or block of the export has a null field")));
 	return elems;
 }
 
@@ -214,6 +214,78 @@ contcount_store_import(PG_FUNCTION_ARGS)
 														 PG_GETARG_TIMESTAMPTZ(2),
 														 PG_GETARG_OID(3), (uint64) spent,
 														 charges, n)));
+}
+
+/* store_blocks(): every block the store holds, with what it spent in units. */
+PG_FUNCTION_INFO_V1(contcount_store_blocks);
+Datum
+contcount_store_blocks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int64		n;
+	StoreBlock *blocks;
+
+	require_superuser("contcount.store_blocks()");
+	InitMaterializedSRF(fcinfo, 0);
+	blocks = ledger_store_blocks(&n);
+	for (int64 i = 0; i < n; i++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false};
+
+		values[0] = Int64GetDatum(blocks[i].ledger);
+		values[1] = TimestampTzGetDatum(blocks[i].start);
+		values[2] = TimestampTzGetDatum(blocks[i].end);
+		values[3] = Int64GetDatum((int64) blocks[i].spent_units);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * store_import_blocks(ledger_id, block_start[], block_end[], spent_units[]):
+ * see ledger_store_import_blocks.
+ */
+PG_FUNCTION_INFO_V1(contcount_store_import_blocks);
+Datum
+contcount_store_import_blocks(PG_FUNCTION_ARGS)
+{
+	static const Oid types[3] = {TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID};
+	Datum	   *fields[3];
+	int			n = 0;
+	StoreBlock *blocks;
+
+	require_superuser("contcount.store_import_blocks()");
+	for (int a = 0; a < PG_NARGS(); a++)
+		if (PG_ARGISNULL(a))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("a ledger of the export has a null field")));
+	for (int f = 0; f < 3; f++)
+	{
+		int			count;
+
+		fields[f] = array_arg(fcinfo, 1 + f, types[f], &count);
+		if (f > 0 && count != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the blocks of a ledger of the export do not line up")));
+		n = count;
+	}
+	blocks = palloc0(sizeof(StoreBlock) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		blocks[i].ledger = PG_GETARG_INT64(0);
+		blocks[i].start = DatumGetTimestampTz(fields[0][i]);
+		blocks[i].end = DatumGetTimestampTz(fields[1][i]);
+		if (DatumGetInt64(fields[2][i]) <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a block of the export spent nothing")));
+		blocks[i].spent_units = DatumGetInt64(fields[2][i]);
+	}
+	ledger_store_import_blocks(PG_GETARG_INT64(0), blocks, n);
+	PG_RETURN_VOID();
 }
 
 /*

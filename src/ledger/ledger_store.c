@@ -58,6 +58,22 @@
  * rather than read rho as epsilon, and it does, since it marks its store
  * damaged at a kind it does not know.
  *
+ * Blocks.  A protected source may hold its budget per block of time
+ * (src/sources/source_blocks.c); the blocks' spending lives here too, under
+ * the source's ledger, keyed by the block's start.  A block charge
+ * (ITEM_BLOCK_CHARGE, format 2 only) pays for one release from each block of
+ * a run of consecutive blocks of one length, the run (BlockRun) following
+ * the statement: one item, one WAL record, so that redo, like the append
+ * under the lock, applies all of the run's blocks or none.  A block is
+ * created by its first charge and never forgotten; redo finding a block with
+ * another end damages the store, and an append refuses a run overlapping
+ * blocks of another length.  A ledger's own charges (releases of all its
+ * data, before its blocks were declared or from sources without blocks)
+ * count against every block of it.  Blocks do not add to their ledger's
+ * sum, nor are they in the audit of charges or its curve: they have their
+ * own views; an import raises a block by a block charge of the difference.
+ * A 0.4 library fails closed on the new kind, as on format 2.
+ *
  * Failing closed.  An item whose CRC fails, a charge to a ledger the store
  * never created, more ledgers than contcount.max_ledgers, or a 0.2 store file
  * that is not the one taken in (ledger_legacy.c), mark the store damaged:
@@ -74,11 +90,12 @@
  * contcount/ledger.imported.  A 0.2 file found beside a store that did not
  * take it in is a lone older file: refused.
  *
- * Locking protocol: StoreShared->lock guards StoreShared and the sums hash,
- * and serializes appends (so the last page and the relation's extension have
- * one writer).  An append holds it exclusively from the budget check through
- * the page change and WAL insert to the update of the sum, and releases it
- * before the flush, so that flushes of concurrent charges overlap and
+ * Locking protocol: StoreShared->lock guards StoreShared, the sums hash and
+ * the blocks hash, and serializes appends (so the last page and the
+ * relation's extension have one writer).  An append holds it exclusively
+ * from the budget check (of every block of a block charge) through the page
+ * change and WAL insert to the update of the sums, and releases it before
+ * the flush, so that flushes of concurrent charges overlap and
  * group-commit.  A charge seen by others before its flush can only make
  * them refuse more, and their own flush, later in WAL, covers it.  Reading
  * a sum takes the lock shared; the first reader after start loads the sums
@@ -156,7 +173,9 @@ typedef enum ItemKind
 	ITEM_LEGACY_END = 5,		/* the same, done */
 	ITEM_STALE = 6,				/* recovery stopped at a target: charges may
 								 * be missing */
-	ITEM_ACCEPTED = 7			/* a superuser accepted the store as it is */
+	ITEM_ACCEPTED = 7,			/* a superuser accepted the store as it is */
+	ITEM_BLOCK_CHARGE = 8		/* units spent from each of a run of blocks of
+								 * a ledger (format 2 only, with a BlockRun) */
 } ItemKind;
 
 /* set in the kind of every item written since 0.5: see "Item formats" */
@@ -193,9 +212,23 @@ typedef struct StoreItem
 	char		text[FLEXIBLE_ARRAY_MEMBER];
 } StoreItem;
 
+/*
+ * The blocks a block charge pays for: count blocks of length usecs from
+ * first on, each charged the item's units.  It follows the statement's NUL,
+ * unaligned.  One item for the whole run, so that redo applies all of them
+ * or none.
+ */
+typedef struct BlockRun
+{
+	int64		first;
+	int64		length;
+	int64		count;
+} BlockRun;
+
 #define ITEM_FIXED_1 ((int) offsetof(StoreItem, release_units))
 #define ITEM_FIXED ((int) offsetof(StoreItem, text))
-#define ITEM_MAX (ITEM_FIXED + MAX_FUNCTION + 1 + MAX_STATEMENT + 1)
+#define ITEM_TEXT_MAX (MAX_FUNCTION + 1 + MAX_STATEMENT + 1)
+#define ITEM_MAX (ITEM_FIXED + ITEM_TEXT_MAX + (int) sizeof(BlockRun))
 
 /* The WAL record: the item, and where it went. */
 typedef struct xl_store_append
@@ -240,8 +273,26 @@ typedef struct LedgerSum
 	cc_accounting accounting;
 } LedgerSum;
 
+/*
+ * A block of a ledger: its spending over the rows timed in [start, end).
+ * Keyed by ledger and start; its end is fixed by its first charge.
+ */
+typedef struct BlockKey
+{
+	int64		ledger;
+	TimestampTz start;
+} BlockKey;
+
+typedef struct BlockSum
+{
+	BlockKey	key;			/* hash key */
+	TimestampTz end;
+	uint64		spent_units;	/* in its ledger's accounting */
+} BlockSum;
+
 static StoreShared *store = NULL;
-static HTAB *sums = NULL;
+static HTAB *sums = NULL;		/* LedgerSum by ledger; store->lock */
+static HTAB *blocks = NULL;		/* BlockSum by (ledger, start); store->lock */
 
 static const RelFileNode store_node = {GLOBALTABLESPACE_OID, InvalidOid, STORE_RELFILENODE};
 
@@ -396,6 +447,63 @@ charge_adds_up(cc_accounting ledger, cc_cost cost, int64 releases, uint64 units)
 }
 
 /*
+ * The run of blocks a block charge item pays for, into *run; false if the
+ * item does not end with a sound one.
+ */
+static bool
+item_block_run(const StoreItem *item, BlockRun *run)
+{
+	const char *statement = item->text + strlen(item->text) + 1;
+	const char *end = statement + strlen(statement) + 1;
+	int64		last;
+
+	if (end - (const char *) item + (int) sizeof(BlockRun) != item->length)
+		return false;
+	memcpy(run, end, sizeof(BlockRun));
+	return run->length > 0 && run->count > 0 &&
+		!pg_mul_s64_overflow(run->length, run->count, &last) &&
+		!pg_add_s64_overflow(run->first, last, &last);
+}
+
+/*
+ * Add units to each block of run of ledger, creating those it is the first
+ * charge of.  Lock held exclusively.  Returns false, with the store marked
+ * damaged, if a block had another end or there is no room for one.
+ */
+static bool
+apply_block_run(int64 ledger, const BlockRun *run, uint64 units)
+{
+	for (int64 i = 0; i < run->count; i++)
+	{
+		BlockKey	key = {ledger, run->first + i * run->length};
+		bool		found;
+		BlockSum   *block = hash_search(blocks, &key, HASH_ENTER_NULL, &found);
+
+		if (block == NULL)
+		{
+			mark_damaged("more blocks than contcount.max_blocks");
+			return false;
+		}
+		if (!found)
+		{
+			block->end = key.start + run->length;
+			block->spent_units = 0;
+		}
+		else if (block->end != key.start + run->length)
+		{
+			char		what[160];
+
+			snprintf(what, sizeof(what), "a block charge of ledger " INT64_FORMAT
+					 " whose block at " INT64_FORMAT " has another length", ledger, key.start);
+			mark_damaged(what);
+			return false;
+		}
+		block->spent_units += units;
+	}
+	return true;
+}
+
+/*
  * Apply one item, in format 2, to the sums and the 0.2 import's state.  Lock
  * held exclusively.  Returns false, with the store marked damaged, if it
  * cannot be applied.
@@ -465,6 +573,19 @@ apply_item(const StoreItem *item)
 		case ITEM_ACCEPTED:
 			store->stale = false;
 			return true;
+		case ITEM_BLOCK_CHARGE:
+			{
+				BlockRun	run;
+
+				sum = hash_search(sums, &item->ledger, HASH_FIND, NULL);
+				if (sum == NULL || !item_block_run(item, &run) ||
+					!charge_adds_up(sum->accounting,
+									(cc_cost) {.accounting = (cc_accounting) item->accounting,
+											   .units = item->release_units},
+									item->releases, item->units) || item->releases != 1)
+					break;
+				return apply_block_run(item->ledger, &run, item->units);
+			}
 	}
 	snprintf(what, sizeof(what), "an unexpected item of kind %u (accounting %u) for ledger " INT64_FORMAT,
 			 item->kind, item->accounting, item->ledger);
@@ -497,7 +618,7 @@ page_item(Page page, OffsetNumber off)
 		return NULL;
 	/* no longer than the longest item of its format */
 	if ((item->kind & ITEM_FORMAT_2) ? item->length < ITEM_FIXED + 2 || item->length > ITEM_MAX :
-		item->length > ITEM_MAX - (ITEM_FIXED - ITEM_FIXED_1))
+		item->length > ITEM_FIXED_1 + ITEM_TEXT_MAX)
 		return NULL;
 	return item;
 }
@@ -985,9 +1106,10 @@ ledger_store_register_rmgr(void)
 void
 ledger_store_shmem_request(void)
 {
-	RequestAddinShmemSpace(add_size(MAXALIGN(sizeof(StoreShared)),
-									hash_estimate_size(contcount_max_ledgers,
-													   sizeof(LedgerSum))));
+	RequestAddinShmemSpace(add_size(add_size(MAXALIGN(sizeof(StoreShared)),
+											 hash_estimate_size(contcount_max_ledgers,
+																sizeof(LedgerSum))),
+									hash_estimate_size(contcount_max_blocks, sizeof(BlockSum))));
 	RequestNamedLWLockTranche("contcount_ledger", 1);
 }
 
@@ -1002,6 +1124,10 @@ ledger_store_shmem_startup(void)
 	info.entrysize = sizeof(LedgerSum);
 	sums = ShmemInitHash("contcount ledger sums", contcount_max_ledgers,
 						 contcount_max_ledgers, &info, HASH_ELEM | HASH_BLOBS);
+	info.keysize = sizeof(BlockKey);
+	info.entrysize = sizeof(BlockSum);
+	blocks = ShmemInitHash("contcount ledger blocks", contcount_max_blocks,
+						   contcount_max_blocks, &info, HASH_ELEM | HASH_BLOBS);
 	if (!found)
 	{
 		memset(store, 0, sizeof(*store));
@@ -1073,18 +1199,15 @@ ledger_store_release_units(cc_accounting accounting, const char *name, cc_cost c
 	return units;
 }
 
-int64
-ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
-					StoreCharge *charge, int64 max_releases)
+/*
+ * Take the store lock exclusively for a charge to ledger, on a primary whose
+ * store is whole and knows the ledger, and return its sum; else an error.
+ */
+static LedgerSum *
+lock_for_charge(int64 ledger, const char *name)
 {
-	char		buf[ITEM_MAX];
 	LedgerSum  *sum;
-	uint64		each;
-	uint64		remaining;
-	uint64		affordable;
-	XLogRecPtr	recptr;
 
-	Assert(charge->cost.units > 0 && max_releases >= 1);
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
@@ -1105,6 +1228,22 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 						   "upgraded without its spending, or the store was lost."),
 				 errhint("Import the ledger's export with contcount.import_ledgers(), or restore the "
 						 "server from a base backup and its WAL.")));
+	return sum;
+}
+
+int64
+ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
+					StoreCharge *charge, int64 max_releases)
+{
+	char		buf[ITEM_MAX];
+	LedgerSum  *sum;
+	uint64		each;
+	uint64		remaining;
+	uint64		affordable;
+	XLogRecPtr	recptr;
+
+	Assert(charge->cost.units > 0 && max_releases >= 1);
+	sum = lock_for_charge(ledger, name);
 	/* at least a unit: cost.units > 0, and a rho of an epsilon rounds up */
 	each = ledger_store_release_units(sum->accounting, name, charge->cost);
 	remaining = sum->spent_units > budget_units ? 0 : budget_units - sum->spent_units;
@@ -1132,6 +1271,160 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 	LWLockRelease(store->lock);
 	make_durable(recptr);
 	return charge->releases;
+}
+
+/* "start, end", for messages, palloc'd. */
+static char *
+block_range(TimestampTz start, TimestampTz end)
+{
+	char	   *first = pstrdup(timestamptz_to_str(start));
+
+	return psprintf("%s, %s", first, timestamptz_to_str(end));
+}
+
+/*
+ * The first block of ledger charged with another length than run's that
+ * overlaps run's blocks, or NULL.  Lock held.
+ */
+static BlockSum *
+other_block(int64 ledger, const BlockRun *run)
+{
+	HASH_SEQ_STATUS scan;
+	BlockSum   *block;
+	TimestampTz end = run->first + run->count * run->length;
+
+	hash_seq_init(&scan, blocks);
+	while ((block = hash_seq_search(&scan)) != NULL)
+		if (block->key.ledger == ledger && block->key.start < end && block->end > run->first &&
+			(block->end - block->key.start != run->length ||
+			 (block->key.start - run->first) % run->length != 0))
+		{
+			hash_seq_term(&scan);
+			return block;
+		}
+	return NULL;
+}
+
+/*
+ * Append a block charge of charge->units to each block of run, built in buf
+ * (ITEM_MAX bytes).  Exclusive lock held.  Returns the record's end.
+ */
+static XLogRecPtr
+append_block_charge(char *buf, const StoreCharge *charge, const BlockRun *run)
+{
+	StoreItem  *item = build_item(buf, ITEM_BLOCK_CHARGE, charge->ledger, charge->units, charge, NULL);
+
+	memcpy((char *) item + item->length, run, sizeof(BlockRun));
+	item->length += sizeof(BlockRun);
+	return append_item(item);
+}
+
+void
+ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
+						   StoreCharge *charge, const StoreBlockRun *want)
+{
+	char		buf[ITEM_MAX];
+	BlockRun	run = {want->first, want->length, want->count};
+	LedgerSum  *sum;
+	BlockSum   *block;
+	uint64		each;
+	int64		fresh = 0;
+	XLogRecPtr	recptr;
+
+	Assert(charge->ledger == ledger && charge->cost.units > 0 && run.length > 0 && run.count > 0);
+	sum = lock_for_charge(ledger, name);
+	each = ledger_store_release_units(sum->accounting, name, charge->cost);
+	block = other_block(ledger, &run);
+	if (block != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the blocks of ledger \"%s\" were charged with another length", name),
+				 errdetail("Block [%s) was charged, and a block is never made again with a fresh budget.",
+						   block_range(block->key.start, block->end)),
+				 errhint("Declare the blocks' length as it was when they were charged.")));
+	/* every block pays, or none */
+	for (int64 i = 0; i < run.count; i++)
+	{
+		BlockKey	key = {ledger, run.first + i * run.length};
+		uint64		spent;
+
+		block = hash_search(blocks, &key, HASH_FIND, NULL);
+		fresh += block == NULL;
+		/* the ledger's own charges read rows of every block */
+		if (pg_add_u64_overflow(block ? block->spent_units : 0, sum->spent_units, &spent))
+			spent = PG_UINT64_MAX;
+		if (spent > budget_units || budget_units - spent < each)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
+					 errmsg("privacy budget of block [%s) of ledger \"%s\" would be overspent",
+							block_range(key.start, key.start + run.length), name),
+					 errdetail("Requested %s %s, remaining %s; no block of the release was charged.",
+							   sum->accounting == CC_PURE ? "epsilon" : "rho", spec_format_epsilon(each),
+							   spec_format_epsilon(spent > budget_units ? 0 : budget_units - spent))));
+	}
+	if (hash_get_num_entries(blocks) + fresh > contcount_max_blocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
+				 errhint("Raise contcount.max_blocks and restart the server.")));
+	charge->releases = 1;
+	charge->units = each;
+	recptr = append_block_charge(buf, charge, &run);
+	LWLockRelease(store->lock);
+	make_durable(recptr);
+}
+
+void
+ledger_store_import_blocks(int64 ledger, const StoreBlock *exported, int nblocks)
+{
+	char		buf[ITEM_MAX];
+	char		name[32];
+	LedgerSum  *sum;
+	XLogRecPtr	last = InvalidXLogRecPtr;
+
+	snprintf(name, sizeof(name), "id " INT64_FORMAT, ledger);
+	sum = lock_for_charge(ledger, name);
+	for (int i = 0; i < nblocks; i++)
+	{
+		BlockKey	key = {ledger, exported[i].start};
+		BlockRun	run = {exported[i].start, exported[i].end - exported[i].start, 1};
+		BlockSum   *block;
+		uint64		spent;
+		StoreCharge raise = {
+			.at = GetCurrentTimestamp(),.role = GetUserId(),.ledger = ledger,.releases = 1,
+			.function = "import_ledgers",.statement = "what the export's block spent beyond this store's"
+		};
+
+		if (run.length <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a block of the export ends before it starts"),
+					 errdetail("A block of ledger %s.", name)));
+		block = other_block(ledger, &run);
+		if (block != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("a block of the export overlaps a block of another length in this store"),
+					 errdetail("Block [%s) of ledger %s is in this store.",
+							   block_range(block->key.start, block->end), name)));
+		block = hash_search(blocks, &key, HASH_FIND, NULL);
+		spent = block ? block->spent_units : 0;
+		if (exported[i].spent_units <= spent)
+			continue;
+		if (block == NULL && hash_get_num_entries(blocks) >= contcount_max_blocks)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
+					 errhint("Raise contcount.max_blocks and restart the server.")));
+		/* the difference, as one release of the ledger's own kind */
+		raise.cost.accounting = sum->accounting;
+		raise.cost.units = exported[i].spent_units - spent;
+		raise.units = raise.cost.units;
+		last = append_block_charge(buf, &raise, &run);
+	}
+	LWLockRelease(store->lock);
+	if (last != InvalidXLogRecPtr)
+		make_durable(last);
 }
 
 void
@@ -1175,8 +1468,30 @@ ledger_store_spent(int64 ledger, uint64 *spent_units, cc_accounting *accounting)
 typedef struct AuditScan
 {
 	void		(*fn) (const StoreCharge *charge, void *arg);
+	void		(*block_fn) (const StoreCharge *charge, const StoreBlockRun *run, void *arg);
 	void	   *arg;
 } AuditScan;
+
+/* A charge, refund or block charge item as the audit shows it. */
+static void
+item_charge(const StoreItem *item, StoreCharge *charge)
+{
+	charge->at = item->at;
+	charge->role = item->role;
+	charge->ledger = item->ledger;
+	charge->cost.accounting = (cc_accounting) item->accounting;
+	charge->cost.units = item->release_units;
+	charge->cost.gauss.sigma2.num = item->sigma2_num;
+	charge->cost.gauss.sigma2.den = item->sigma2_den;
+	charge->cost.gauss.coordinates = item->coordinates;
+	charge->cost.gauss.shift = item->shift;
+	charge->cost.gauss.l1_units = item->l1_units;
+	charge->releases = item->releases;
+	charge->units = item->units;
+	charge->refund = ITEM_KIND(item) == ITEM_REFUND;
+	charge->function = item->text;
+	charge->statement = item->text + strlen(item->text) + 1;
+}
 
 static bool
 audit_one(const StoreItem *item, void *arg)
@@ -1186,22 +1501,28 @@ audit_one(const StoreItem *item, void *arg)
 
 	if (ITEM_KIND(item) == ITEM_CHARGE || ITEM_KIND(item) == ITEM_REFUND)
 	{
-		charge.at = item->at;
-		charge.role = item->role;
-		charge.ledger = item->ledger;
-		charge.cost.accounting = (cc_accounting) item->accounting;
-		charge.cost.units = item->release_units;
-		charge.cost.gauss.sigma2.num = item->sigma2_num;
-		charge.cost.gauss.sigma2.den = item->sigma2_den;
-		charge.cost.gauss.coordinates = item->coordinates;
-		charge.cost.gauss.shift = item->shift;
-		charge.cost.gauss.l1_units = item->l1_units;
-		charge.releases = item->releases;
-		charge.units = item->units;
-		charge.refund = ITEM_KIND(item) == ITEM_REFUND;
-		charge.function = item->text;
-		charge.statement = item->text + strlen(item->text) + 1;
+		item_charge(item, &charge);
 		scan->fn(&charge, scan->arg);
+	}
+	return true;
+}
+
+static bool
+block_audit_one(const StoreItem *item, void *arg)
+{
+	AuditScan  *scan = (AuditScan *) arg;
+	StoreCharge charge;
+	BlockRun	run;
+	StoreBlockRun shown;
+
+	/* applied when the store was loaded: sound */
+	if (ITEM_KIND(item) == ITEM_BLOCK_CHARGE && item_block_run(item, &run))
+	{
+		item_charge(item, &charge);
+		shown.first = run.first;
+		shown.length = run.length;
+		shown.count = run.count;
+		scan->block_fn(&charge, &shown, scan->arg);
 	}
 	return true;
 }
@@ -1224,9 +1545,47 @@ scan_store(bool (*fn) (const StoreItem *item, void *arg), void *arg)
 void
 ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg)
 {
-	AuditScan	scan = {fn, arg};
+	AuditScan	scan = {.fn = fn,.arg = arg};
 
 	scan_store(audit_one, &scan);
+}
+
+void
+ledger_store_scan_blocks(void (*fn) (const StoreCharge *charge, const StoreBlockRun *run, void *arg),
+						 void *arg)
+{
+	AuditScan	scan = {.block_fn = fn,.arg = arg};
+
+	scan_store(block_audit_one, &scan);
+}
+
+StoreBlock *
+ledger_store_blocks(int64 *nblocks)
+{
+	HASH_SEQ_STATUS scan;
+	BlockSum   *block;
+	StoreBlock *all;
+	int64		n = 0;
+
+	lock_store(LW_SHARED);
+	refuse_if_damaged();
+	all = palloc_array(StoreBlock, Max(hash_get_num_entries(blocks), 1));
+	hash_seq_init(&scan, blocks);
+	while ((block = hash_seq_search(&scan)) != NULL)
+	{
+		LedgerSum  *sum = hash_search(sums, &block->key.ledger, HASH_FIND, NULL);
+
+		all[n].ledger = block->key.ledger;
+		all[n].start = block->key.start;
+		all[n].end = block->end;
+		all[n].spent_units = block->spent_units;
+		/* a block's charge found its ledger in the store */
+		all[n].ledger_spent_units = sum->spent_units;
+		n++;
+	}
+	LWLockRelease(store->lock);
+	*nblocks = n;
+	return all;
 }
 
 const char *
@@ -1414,7 +1773,8 @@ store_desc(StringInfo buf, XLogReaderState *record)
 	const StoreItem *raw = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
 	const StoreItem *item = item_in_format_2(raw, format_2);
 	static const char *const kinds[] = {"?", "create", "charge", "refund", "legacy begin", "legacy end",
-	"recovery stopped at a target", "accepted"};
+	"recovery stopped at a target", "accepted", "block charge"};
+	BlockRun	run;
 
 	appendStringInfo(buf, "%s ledger " INT64_FORMAT " units " UINT64_FORMAT " role %u: %s",
 					 ITEM_KIND(item) < lengthof(kinds) ? kinds[ITEM_KIND(item)] : "?",
@@ -1429,6 +1789,9 @@ store_desc(StringInfo buf, XLogReaderState *record)
 						 " coordinates moved by " UINT64_FORMAT " (l1 " UINT64_FORMAT ")",
 						 item->sigma2_num, item->sigma2_den, item->coordinates, item->shift,
 						 item->l1_units);
+	if (ITEM_KIND(item) == ITEM_BLOCK_CHARGE && item_block_run(item, &run))
+		appendStringInfo(buf, ", each of " INT64_FORMAT " block(s) of " INT64_FORMAT " us from " INT64_FORMAT,
+						 run.count, run.length, run.first);
 }
 
 static void

@@ -97,6 +97,60 @@ extern bool ledger_store_spent(int64 ledger, uint64 *spent_units, cc_accounting 
 extern uint64 ledger_store_release_units(cc_accounting accounting, const char *name,
 										 cc_cost cost);
 
+/*
+ * Per-block budgets.  A block is the part of a ledger's data timed in
+ * [start, start + length); it is created by its first charge, with the
+ * length of that charge, and keeps what it spent for good (retired or not).
+ * A charge pays for one release from each block of a run of count blocks of
+ * length usecs from first.
+ */
+typedef struct StoreBlockRun
+{
+	TimestampTz first;
+	int64		length;
+	int64		count;
+} StoreBlockRun;
+
+typedef struct StoreBlock
+{
+	int64		ledger;
+	TimestampTz start;
+	TimestampTz end;
+	uint64		spent_units;	/* by its charges, in the ledger's accounting */
+	uint64		ledger_spent_units; /* by the ledger's own charges */
+} StoreBlock;
+
+/*
+ * Charge each block of run of ledger, durably, for one release of
+ * charge->cost (in the ledger's accounting), with budget_units as each
+ * block's budget, against which the ledger's own charges count too (they
+ * paid for releases of all its data): all of them in one WAL record, or
+ * none.  An error if any
+ * block would overspend (ZB001), the ledger cannot account for the release
+ * (ZB003), a block of the ledger that overlaps the run was charged with
+ * another length (55000), or there is no room for the new blocks (53400);
+ * and as ledger_store_charge otherwise.  name is for messages.
+ */
+extern void ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
+									   StoreCharge *charge, const StoreBlockRun *run);
+
+/*
+ * Take in the blocks of a ledger the store knows from an export, durably:
+ * each block whose spending the store holds below the export's is charged
+ * the difference (whatever its budget), creating it if need be.  Nothing
+ * lowers what a block spent.  An error (55000) for a block that overlaps a
+ * block of another length.
+ */
+extern void ledger_store_import_blocks(int64 ledger, const StoreBlock *blocks, int nblocks);
+
+/* Every block the store holds, in no order, palloc'd; how many in *nblocks. */
+extern StoreBlock *ledger_store_blocks(int64 *nblocks);
+
+/* Call fn for every block charge in the store, oldest first. */
+extern void ledger_store_scan_blocks(void (*fn) (const StoreCharge *charge,
+												 const StoreBlockRun *run, void *arg),
+									 void *arg);
+
 /* Call fn for every charge in the store, oldest first. */
 extern void ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg), void *arg);
 

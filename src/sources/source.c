@@ -55,6 +55,7 @@
 #include "releases/spec.h"
 #include "sources/bounding.h"
 #include "sources/source.h"
+#include "sources/source_blocks.h"
 
 /* Most keys a dimension declares: each is a row of every release. */
 #define MAX_KEYS 100000
@@ -68,6 +69,7 @@ typedef struct Source
 	int64		ledger_id;
 	int32		max_rows;
 	int32		max_groups;
+	SourceBlocks blocks;		/* length 0: none */
 } Source;
 
 /* A live column of the table, by name. */
@@ -108,9 +110,14 @@ require_time_type(Oid relid, AttrNumber attnum)
 static Source
 read_source(const char *name, bool committed_only)
 {
-	static SPIPlanPtr plan = NULL;
-	static SPIPlanPtr own_plan = NULL;
-	static const char *sql = "SELECT relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups "
+	static SPIPlanPtr plans[2][2];
+	/* a database not yet updated to 0.5 has no blocks */
+	bool		blocks = source_blocks_installed();
+	const char *sql = blocks ?
+		"SELECT relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups, "
+		"block_length, pg_catalog.int8(block_budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), "
+		"retention FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1" :
+		"SELECT relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups "
 		"FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1";
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
@@ -120,9 +127,9 @@ read_source(const char *name, bool committed_only)
 	bool		isnull;
 
 	if (committed_only)
-		owner_read_committed(&plan, sql, 1, types, values, NULL);
+		owner_read_committed(&plans[blocks][0], sql, 1, types, values, NULL);
 	else
-		owner_run(&own_plan, sql, 1, types, values, NULL, SPI_OK_SELECT);
+		owner_run(&plans[blocks][1], sql, 1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -136,6 +143,9 @@ read_source(const char *name, bool committed_only)
 	source.ledger_id = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
 	source.max_rows = DatumGetInt32(SPI_getbinval(tuple, desc, 5, &isnull));
 	source.max_groups = DatumGetInt32(SPI_getbinval(tuple, desc, 6, &isnull));
+	memset(&source.blocks, 0, sizeof(source.blocks));
+	if (blocks)
+		source_blocks_read(&source.blocks, tuple, desc, 7);
 	return source;
 }
 
@@ -342,6 +352,21 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 	owner_end(&scope);
 }
 
+char *
+source_counted_by(const char *source)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(source)};
+
+	if (!counter_sources_installed())
+		return NULL;
+	owner_run(&plan, "SELECT name FROM contcount.counter "
+			  "WHERE source OPERATOR(pg_catalog.=) $1 ORDER BY name LIMIT 1",
+			  1, types, values, NULL, SPI_OK_SELECT);
+	return SPI_processed > 0 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
+}
+
 /*
  * drop_source(source): releases from it are refused from then on.  Not while
  * a counter counts it: the counter has paid the source's ledger for its
@@ -352,27 +377,18 @@ Datum
 contcount_drop_source(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	static SPIPlanPtr counter_plan = NULL;
 	char	   *name = arg_text(fcinfo, 0, "source name");
 	OwnerScope	scope;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
-	bool		counted;
+	char	   *counter;
 
 	owner_begin(&scope);
-	counted = counter_sources_installed();
-	if (counted)
-	{
-		owner_run(&counter_plan, "SELECT name FROM contcount.counter "
-				  "WHERE source OPERATOR(pg_catalog.=) $1 ORDER BY name LIMIT 1",
-				  1, types, values, NULL, SPI_OK_SELECT);
-		counted = SPI_processed > 0;
-	}
-	if (counted)
+	counter = source_counted_by(name);
+	if (counter != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-				 errmsg("protected source \"%s\" is counted by counter \"%s\"", name,
-						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+				 errmsg("protected source \"%s\" is counted by counter \"%s\"", name, counter),
 				 errhint("Drop its counters first.")));
 	owner_run(&plan, "DELETE FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
@@ -464,6 +480,11 @@ source_for_counter(const char *name, SourceBounds *bounds)
 				 errmsg("the table of protected source \"%s\" is gone", name)));
 	(void) column_sql(&source, source.unit);
 	require_one_text_form(&source);
+	if (source.blocks.length > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter cannot count protected source \"%s\", whose budget is held per block", name),
+				 errhint("Release from it with contcount.source_running_counts().")));
 	bounds->relid = source.relid;
 	bounds->unit = source.unit;
 	bounds->max_rows = source.max_rows;
@@ -483,6 +504,11 @@ source_for_release(const char *name, SourceTable *table)
 
 	owner_begin(&scope);
 	source = read_granted_source(name, scope.caller);
+	/* its releases would pay the source's ledger, which no block limits */
+	if (source.blocks.length > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a running mean cannot release from protected source \"%s\", whose budget is held per block", name)));
 	relname = get_rel_name(source.relid);
 	if (relname == NULL)
 		ereport(ERROR,
@@ -539,8 +565,9 @@ typedef struct SourceRelease
 	char	   *source_ledger;
 	char	   *sql;
 	int			nparams;
-	Oid			types[2 + MAX_FILTERS];
-	Datum		values[2 + MAX_FILTERS];
+	/* the steps' [$1, $2), the filters, and a window of blocks' last two */
+	Oid			types[2 + MAX_FILTERS + 2];
+	Datum		values[2 + MAX_FILTERS + 2];
 } SourceRelease;
 
 /* A dimension of a source as committed: its column and declared keys. */
@@ -653,8 +680,9 @@ read_filters(const char *source, Jsonb *filter, AttrNumber *columns, Datum *want
 /*
  * The query of a release: its one aggregate, bounded_counts, over the rows
  * of the source's table that have a unit, pass the filters (each a text[] of
- * a column's kept keys: $3 on, stepped, else $1 on) and, stepped, have a
- * time in [$1, $2).  An error if the table or a declared column is gone.
+ * a column's kept keys: $3 on, stepped, else $1 on), stepped, have a time in
+ * [$1, $2) and, with blocks, a time in the window of the two parameters
+ * after the filters'.  An error if the table or a declared column is gone.
  */
 static char *
 bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int nfilters,
@@ -692,6 +720,10 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int
 	for (int i = 0; i < nfilters; i++)
 		appendStringInfo(&sql, " AND (%s)::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($%d)",
 						 column_sql(source, filters[i]), (stepped ? 3 : 1) + i);
+	if (source->blocks.length > 0)
+		appendStringInfo(&sql, " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $%d"
+						 " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $%d",
+						 time, (stepped ? 3 : 1) + nfilters, time, (stepped ? 4 : 2) + nfilters);
 	appendStringInfoString(&sql, ") rows");
 	return sql.data;
 }
@@ -731,6 +763,12 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 	for (int i = 0; i < nfilters; i++)
 		release->types[first + i] = TEXTARRAYOID;
 	release->nparams = first + nfilters;
+	if (release->source.blocks.length > 0)
+	{
+		/* the window, set when the release is charged */
+		release->types[release->nparams++] = TIMESTAMPTZOID;
+		release->types[release->nparams++] = TIMESTAMPTZOID;
+	}
 
 	release->source_ledger = MemoryContextStrdup(outer, source_ledger_name(name));
 
@@ -764,9 +802,37 @@ bounded_counts(SourceRelease *release, TimestampTz start, int64 step_usec, int64
 				  release->unit_type, release->unit_collation, release->keys, start, step_usec,
 				  nsteps);
 	owner_begin(&scope);
+	if (release->source.blocks.length > 0)
+		source_blocks_pin_time_zone();
 	bounding_run(&bounding, release->sql, release->nparams, release->types, release->values);
 	owner_end(&scope);
 	return bounding.counts;
+}
+
+/*
+ * Charge a release before anything is computed, once for every key and
+ * step: to the caller's ledger, then to the source's ledger or, with
+ * blocks, to the blocks of the window the release reads, which its query is
+ * then given.  Stepped, the release's steps cover [start, end).
+ */
+static void
+charge_release(SourceRelease *release, const char *ledger, cc_cost cost, const char *function,
+			   bool stepped, TimestampTz start, TimestampTz end)
+{
+	TimestampTz from;
+	TimestampTz to;
+	StoreBlockRun run;
+
+	if (release->source.blocks.length == 0)
+	{
+		ledger_charge_source(ledger, release->source_ledger, cost, function);
+		return;
+	}
+	source_blocks_window(&release->source.blocks, stepped, start, end, &from, &to, &run);
+	release->values[release->nparams - 2] = TimestampTzGetDatum(from);
+	release->values[release->nparams - 1] = TimestampTzGetDatum(to);
+	ledger_charge_blocks(ledger, release->source_ledger, cost, function, &run,
+						 release->source.blocks.budget_units);
 }
 
 /* The key at position k (from 0) of the release's keys; null without a dimension. */
@@ -816,9 +882,7 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
 	spec_to_params(&args, &params);
 
-	/* paid before anything is computed; once for every key */
-	ledger_charge_source(ledger, release.source_ledger, cc_params_cost(&params),
-						 "source_counts");
+	charge_release(&release, ledger, cc_params_cost(&params), "source_counts", false, 0, 0);
 
 	counts = bounded_counts(&release, 0, 0, 1);
 	for (int k = 0; k < release.nkeys; k++)
@@ -919,9 +983,8 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("the last step ends out of the range of timestamps")));
 
-	/* paid before anything is computed; once for every key and step */
-	ledger_charge_source(ledger, release.source_ledger, cc_params_cost(&params),
-						 "source_running_counts");
+	charge_release(&release, ledger, cc_params_cost(&params), "source_running_counts", true,
+				   start, end);
 
 	counts = bounded_counts(&release, start, step_usec, steps);
 	for (int k = 0; k < release.nkeys; k++)

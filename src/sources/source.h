@@ -43,12 +43,19 @@ typedef struct SourceTable
 /*
  * The table of a source the calling role is granted, as committed now; an
  * error if the table or a declared column is gone (42P01, 42703) or the
- * source's ledger was dropped (42704).  In the caller's memory.
+ * source's ledger was dropped (42704), or its budget is held per block
+ * (0A000).  In the caller's memory.
  */
 extern void source_for_release(const char *name, SourceTable *table);
 
 /* The name of a column of a table, or NULL if it was dropped or never was. */
 extern char *source_live_column(Oid relid, AttrNumber attnum);
+
+/*
+ * The name of a counter that counts source (the first by name), or NULL.
+ * Owner scope, with the current transaction's changes.
+ */
+extern char *source_counted_by(const char *source);
 
 /* The name of the ledger of source, as committed now; an error if none. */
 extern char *source_ledger_name(const char *source);

@@ -1,0 +1,47 @@
+/*
+ * source_blocks.h
+ *		Per-block budgets of protected sources: what releases need of them.
+ */
+#ifndef CONTCOUNT_SOURCE_BLOCKS_H
+#define CONTCOUNT_SOURCE_BLOCKS_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
+#include "ledger/ledger_store.h"
+
+/* A source's blocks, as declared by source_blocks(). */
+typedef struct SourceBlocks
+{
+	int64		length;			/* microseconds; 0: the source has no blocks */
+	uint64		budget_units;	/* of each block, in its ledger's accounting */
+	int64		retention;		/* microseconds */
+} SourceBlocks;
+
+/* Does contcount.source have the columns of blocks (0.5 on)? */
+extern bool source_blocks_installed(void);
+
+/*
+ * Read a source's blocks from its catalog row: block_length, its block
+ * budget in units and retention, from column first on (all null: none).
+ */
+extern void source_blocks_read(SourceBlocks *blocks, HeapTuple tuple, TupleDesc desc, int first);
+
+/*
+ * The window [*from, *to) of the time line a release reads from a source
+ * with blocks, and the run of blocks that pays for it (none, when the window
+ * is empty): rows no older than the retention, from start to end when the
+ * release is stepped, else up to the end of the current block.  54000 if
+ * the run holds more than contcount.max_blocks blocks.
+ */
+extern void source_blocks_window(const SourceBlocks *blocks, bool stepped, TimestampTz start,
+								 TimestampTz end, TimestampTz *from, TimestampTz *to,
+								 StoreBlockRun *run);
+
+/*
+ * Cast the time column in UTC until the owner scope ends, so that a role's
+ * TimeZone cannot move a timestamp or date row into another block.
+ */
+extern void source_blocks_pin_time_zone(void);
+
+#endif							/* CONTCOUNT_SOURCE_BLOCKS_H */
