@@ -1,7 +1,11 @@
 -- contcount--0.4--0.5.sql
 --	  Protected sources, second part: filters on public dimensions and
 --	  counters that count at most max_rows rows per person (issue 11); zCDP
---	  ledgers (issue 13).
+--	  ledgers, Gaussian releases and privacy curves (issue 13); the
+--	  continual mean, open and from protected sources (issue 14); sliding
+--	  windows, streaming composition and per-block budgets (issue 15).  One
+--	  section each, in that order but for the privacy curves, which follow
+--	  the continual mean.
 --
 -- A new database runs every script from contcount--0.1.sql on, so fresh
 -- installs and upgrades end in the same objects.  Hardened like the install
