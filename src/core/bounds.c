@@ -463,41 +463,60 @@ pieces_log_mgf(const cc_piece *pieces, int n, double lambda)
 	return sum;
 }
 
+/* The largest lambda at which every piece's generating function is finite. */
 static double
-chernoff_log_tail(const cc_piece *pieces, int n, double x)
+pieces_lambda_max(const cc_piece *pieces, int n)
 {
-	const double golden = 0.61803398874989485;
 	double		lambda_max = INFINITY;
-	double		lo = -45.0;
-	double		hi = 0.0;
-	double		u1;
-	double		u2;
-	double		f1;
-	double		f2;
-	double		best;
 
 	for (int i = 0; i < n; i++)
 		if (pieces[i].count > 0 && pieces[i].inv_b / pieces[i].weight < lambda_max)
 			lambda_max = pieces[i].inv_b / pieces[i].weight;
-	if (lambda_max == INFINITY)
-		return x > 0.0 ? -INFINITY : 0.0;
-	if (x <= 0.0)
-		return 0.0;
-	u1 = hi - golden * (hi - lo);
-	u2 = lo + golden * (hi - lo);
-	f1 = pieces_log_mgf(pieces, n, lambda_max * exp(u1)) - lambda_max * exp(u1) * x;
-	f2 = pieces_log_mgf(pieces, n, lambda_max * exp(u2)) - lambda_max * exp(u2) * x;
-	best = fmin(f1, f2);
-	for (int i = 0; i < 64; i++)
+	return lambda_max;
+}
+
+typedef double (*lambda_objective) (const cc_piece *pieces, int n, double lambda, double arg);
+
+/*
+ * The least f seen by a golden-section search over ln(lambda / lambda_max)
+ * in [-45, 0], 66 evaluations, and the lambda that gave it: for an f
+ * unimodal there, its minimum; for any f whose every value is a valid
+ * bound, a valid bound.
+ */
+static double
+golden_min(const cc_piece *pieces, int n, double lambda_max, lambda_objective f, double arg,
+		   double *best_lambda)
+{
+	const double golden = 0.61803398874989485;
+	double		lo = -45.0;
+	double		hi = 0.0;
+	double		u1 = hi - golden * (hi - lo);
+	double		u2 = lo + golden * (hi - lo);
+	double		f1 = f(pieces, n, lambda_max * exp(u1), arg);
+	double		f2 = f(pieces, n, lambda_max * exp(u2), arg);
+	double		best = INFINITY;
+
+	for (int i = 0; i <= 64; i++)
 	{
+		if (f1 < best)
+		{
+			best = f1;
+			*best_lambda = lambda_max * exp(u1);
+		}
+		if (f2 < best)
+		{
+			best = f2;
+			*best_lambda = lambda_max * exp(u2);
+		}
+		if (i == 64)
+			break;
 		if (f1 <= f2)
 		{
 			hi = u2;
 			u2 = u1;
 			f2 = f1;
 			u1 = hi - golden * (hi - lo);
-			f1 = pieces_log_mgf(pieces, n, lambda_max * exp(u1)) - lambda_max * exp(u1) * x;
-			best = fmin(best, f1);
+			f1 = f(pieces, n, lambda_max * exp(u1), arg);
 		}
 		else
 		{
@@ -505,11 +524,29 @@ chernoff_log_tail(const cc_piece *pieces, int n, double x)
 			u1 = u2;
 			f1 = f2;
 			u2 = lo + golden * (hi - lo);
-			f2 = pieces_log_mgf(pieces, n, lambda_max * exp(u2)) - lambda_max * exp(u2) * x;
-			best = fmin(best, f2);
+			f2 = f(pieces, n, lambda_max * exp(u2), arg);
 		}
 	}
-	return fmin(best, 0.0);
+	return best;
+}
+
+static double
+log_tail_at(const cc_piece *pieces, int n, double lambda, double x)
+{
+	return pieces_log_mgf(pieces, n, lambda) - lambda * x;
+}
+
+static double
+chernoff_log_tail(const cc_piece *pieces, int n, double x)
+{
+	double		lambda_max = pieces_lambda_max(pieces, n);
+	double		lambda;
+
+	if (lambda_max == INFINITY)
+		return x > 0.0 ? -INFINITY : 0.0;
+	if (x <= 0.0)
+		return 0.0;
+	return fmin(golden_min(pieces, n, lambda_max, log_tail_at, x, &lambda), 0.0);
 }
 
 /*
@@ -968,57 +1005,12 @@ quantile_at(const cc_piece *pieces, int n, double lambda, double c)
 static double
 chernoff_quantile(const cc_piece *pieces, int n, double c, double *best_lambda)
 {
-	const double golden = 0.61803398874989485;
-	double		lambda_max = INFINITY;
-	double		lo = -45.0;
-	double		hi = 0.0;
-	double		u1;
-	double		u2;
-	double		f1;
-	double		f2;
-	double		best;
+	double		lambda_max = pieces_lambda_max(pieces, n);
 
-	for (int i = 0; i < n; i++)
-		if (pieces[i].count > 0 && pieces[i].inv_b / pieces[i].weight < lambda_max)
-			lambda_max = pieces[i].inv_b / pieces[i].weight;
 	*best_lambda = 0.0;
 	if (lambda_max == INFINITY)
 		return 0.0;
-	u1 = hi - golden * (hi - lo);
-	u2 = lo + golden * (hi - lo);
-	f1 = quantile_at(pieces, n, lambda_max * exp(u1), c);
-	f2 = quantile_at(pieces, n, lambda_max * exp(u2), c);
-	best = INFINITY;
-	for (int i = 0; i < 64; i++)
-	{
-		if (f1 < best)
-		{
-			best = f1;
-			*best_lambda = lambda_max * exp(u1);
-		}
-		if (f2 < best)
-		{
-			best = f2;
-			*best_lambda = lambda_max * exp(u2);
-		}
-		if (f1 <= f2)
-		{
-			hi = u2;
-			u2 = u1;
-			f2 = f1;
-			u1 = hi - golden * (hi - lo);
-			f1 = quantile_at(pieces, n, lambda_max * exp(u1), c);
-		}
-		else
-		{
-			lo = u1;
-			u1 = u2;
-			f1 = f2;
-			u2 = lo + golden * (hi - lo);
-			f2 = quantile_at(pieces, n, lambda_max * exp(u2), c);
-		}
-	}
-	return best;
+	return golden_min(pieces, n, lambda_max, quantile_at, c, best_lambda);
 }
 
 /*
