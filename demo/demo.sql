@@ -183,3 +183,45 @@ FROM contcount.charges ORDER BY at;
 SELECT name, budget, spent, remaining FROM contcount.ledgers ORDER BY name;
 
 
+
+\echo
+\echo '== Data with a lifetime: page visits are kept 90 days.  The DBA holds their budget per day'
+\echo '   of data: each day''s rows have epsilon = 1 of their own, rows older than 90 days are'
+\echo '   never read, and every new day comes with a fresh budget (120 days of visits so far).'
+CREATE TABLE visits (visitor int NOT NULL, at timestamptz NOT NULL);
+INSERT INTO visits
+SELECT 1 + (d * 7919 + k * 31) % 60000, date_trunc('day', now()) - d * interval '1 day' + k * interval '40 seconds'
+FROM generate_series(0, 119) d, generate_series(1, 1500 + (d * 37) % 400) k;
+SELECT contcount.create_ledger('visits_data', 1);
+SELECT contcount.protect_table('visits', 'visits', 'visitor', 'at', 'visits_data', max_rows => 3);
+SELECT contcount.source_blocks('visits', '1 day', 1, '90 days');
+SELECT contcount.create_ledger('web', 10);
+SELECT contcount.grant_ledger('web', 'analyst');
+SELECT contcount.grant_source('visits', 'analyst');
+
+\c - analyst
+\echo
+\echo '== Every day of the last 60 the analyst published that week''s daily visits (epsilon = 0.1'
+\echo '   on each of its seven days): 60 releases, epsilon = 6 from a data budget of 1 that one'
+\echo '   ledger could not give more than ten times.  Each day''s block paid 0.1 for every release'
+\echo '   that read it, seven at most.  The last one:'
+DO $$
+BEGIN
+    FOR d IN REVERSE 59..1 LOOP
+        PERFORM count(*) FROM contcount.source_running_counts('visits', 0.1, '1 day',
+            date_trunc('day', now()) - (d + 6) * interval '1 day', 7, ledger => 'web');
+    END LOOP;
+END $$;
+SELECT t AS day, noisy_count AS visits_this_week, round(bound::numeric, 1) AS bound_95
+FROM contcount.source_running_counts('visits', 0.1, '1 day', date_trunc('day', now()) - interval '6 days', 7,
+                                     ledger => 'web');
+SELECT count(*) AS blocks, max(spent) AS most_spent, min(remaining) AS least_left,
+       min(block_start)::date AS oldest_block
+FROM contcount.blocks WHERE source = 'visits';
+
+\c - postgres
+\echo
+\echo '== The DBA: rows older than the retention are never read, and are the DBA''s to delete:'
+SELECT contcount.source_expired_rows('visits') AS expired_rows;
+DELETE FROM visits WHERE at < now() - interval '90 days';
+SELECT contcount.source_expired_rows('visits') AS expired_rows;
