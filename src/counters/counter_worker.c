@@ -31,6 +31,16 @@
  * recovery keep the place: their state came through WAL and the old server
  * is gone, so they go on without paying.
  *
+ * A counter over a source with per-block budgets pays each block as its
+ * clock enters it: closing step k, the worker pays the blocks that step k+1
+ * may count and that are not paid yet (a subtransaction of the step's, in
+ * the owner's name), and records their end (blocks_until) in the step's
+ * transaction.  The row trigger counts only rows timed before blocks_until
+ * as committed, so no row is counted before its block's charge is durable.
+ * A block's refusal (ZB001) stops the counter after this step, whose rows
+ * all lie in paid blocks: finished, with finish_reason.  Any other error of
+ * the charge is a refusal as a copy's, and the step is taken again later.
+ *
  * IDENTIFICATION
  *	  src/counters/counter_worker.c
  */

@@ -16,6 +16,10 @@
  * works on the unit's latest row; test/specs/source_counter.spec).  Units are kept by their text form, which the source
  * checks is one a value.
  *
+ * Over a source with per-block budgets, a row is counted only if its time
+ * lies in the blocks the counter paid (see SourceTarget), checked before
+ * the upsert, so that an uncounted row spends nothing of its unit's bound.
+ *
  * Only the extension's owner may create such a trigger: count_source_rows
  * is not PUBLIC, and PostgreSQL checks EXECUTE on a trigger's function when
  * the trigger is created.
