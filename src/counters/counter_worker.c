@@ -520,6 +520,8 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	CounterBlocks paid;
 	bool		has_blocks;
 	char	   *refusal = NULL;
+	/* the refusal, kept beyond the step's transaction for the log */
+	char		refused[256];
 
 	begin_work();
 	pgstat_report_activity(STATE_RUNNING, "closing a contcount step");
@@ -681,6 +683,8 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 			{
 				bargs[2] = CStringGetTextDatum(refusal);
 				bnulls[2] = ' ';
+				strlcpy(refused, refusal, sizeof(refused));
+				refusal = refused;
 			}
 			if (SPI_execute_with_args("UPDATE contcount.counter SET blocks_until = $2, "
 									  "finished = $3 IS NOT NULL, finish_reason = $3 "
