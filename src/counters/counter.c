@@ -768,6 +768,7 @@ contcount_tick(PG_FUNCTION_ARGS)
 		bool		done = false;
 		bool		finished = false;
 		int			refused_code = 0;
+		bool		refused_copy = false;
 		char		refused_message[sizeof(slot->refused_message)];
 		char		refused_detail[sizeof(slot->refused_detail)];
 
@@ -790,20 +791,24 @@ contcount_tick(PG_FUNCTION_ARGS)
 			finished = slot->finished;
 			steps = slot->steps;
 			refused_code = slot->refused_code;
+			refused_copy = slot->refused_copy;
 			memcpy(refused_message, slot->refused_message, sizeof(refused_message));
 			memcpy(refused_detail, slot->refused_detail, sizeof(refused_detail));
 		}
 		LWLockRelease(cs->lock);
 		if (finished)
 			counter_finished_error(name, row.id);
-		/* the worker answered, but a copy's ledger refused to pay again */
+		/* the worker answered, but a ledger refused to pay */
 		if (done && refused_code != 0)
 			ereport(ERROR,
 					(errcode(refused_code),
 					 errmsg("%s", refused_message),
 					 refused_detail[0] ? errdetail("%s", refused_detail) : 0,
+					 refused_copy ?
 					 errcontext("counter \"%s\" was copied from another database or cluster, "
-								"and takes no step until its ledger pays its epsilon (or rho) again", name)));
+								"and takes no step until its ledger pays its epsilon (or rho) again", name) :
+					 errcontext("counter \"%s\" takes no step until the blocks of its next step are paid",
+								name)));
 		if (done)
 			break;
 		if (GetCurrentTimestamp() > deadline)

@@ -62,8 +62,8 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/resowner.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -104,6 +104,7 @@ typedef struct CounterBlocks
 static struct
 {
 	bool		active;
+	bool		copy;			/* a copy's charge, or its next blocks' */
 	char		name[NAMEDATALEN];
 }			paying;
 
@@ -267,15 +268,6 @@ role_ledger_setting(Oid role)
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
-/*
- * Charge the ledger of a copied counter what its parameters cost again (its
- * epsilon, or its rho), as create_counter did: in the name of its owner (who
- * must still be allowed the ledger), to the ledger named, or when none was
- * named to the one contcount.ledger chooses, with contcount.ledger set to
- * setting (unless NULL) for the charge; a counter over a protected source
- * pays the source's ledger too.  Raises the ledger's error if it refuses,
- * with paying.active set so that the caller knows it for a refusal.
- */
 /* What begin_paying changed, for end_paying to restore. */
 typedef struct PayingScope
 {
@@ -285,16 +277,18 @@ typedef struct PayingScope
 } PayingScope;
 
 /*
- * Charge in the name of a counter's owner, with contcount.ledger set to
+ * Charge in the name of a counter's owner, for its copy or else for the
+ * blocks of its next step, with contcount.ledger set to
  * setting (unless NULL), the audit's statement saying what the charge pays
  * for; paying.active tells an error until end_paying for the ledger's
  * refusal.  An error if the owner is gone.
  */
 static void
-begin_paying(PayingScope *scope, const char *name, Oid owner, const char *setting,
+begin_paying(PayingScope *scope, const char *name, Oid owner, bool copy, const char *setting,
 			 const char *statement)
 {
 	paying.active = true;
+	paying.copy = copy;
 	strlcpy(paying.name, name, NAMEDATALEN);
 
 	/*
@@ -327,6 +321,19 @@ end_paying(PayingScope *scope)
 }
 
 /*
+ * An error, raised while paying (a refusal, which the clock asks again), if
+ * the ledger of the counter's source was dropped.
+ */
+static void
+require_blocks(const char *name, const CounterBlocks *paid)
+{
+	if (paid->ledger == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the ledger of the protected source of counter \"%s\" was dropped", name)));
+}
+
+/*
  * Charge the ledger of a copied counter what its parameters cost again (its
  * epsilon, or its rho), as create_counter did: in the name of its owner (who
  * must still be allowed the ledger), to the ledger named, or when none was
@@ -343,12 +350,13 @@ pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
 {
 	PayingScope scope;
 
-	begin_paying(&scope, name, owner, setting, statement);
+	begin_paying(&scope, name, owner, true, setting, statement);
 	if (paid != NULL)
 	{
 		StoreBlockRun run = {paid->from, paid->blocks.length,
 		(paid->until - paid->from) / paid->blocks.length};
 
+		require_blocks(name, paid);
 		ledger_charge_blocks(ledger, source_ledger, cost, "counter_copy", &run,
 							 paid->blocks.budget_units);
 	}
@@ -361,7 +369,8 @@ pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
 
 /*
  * The blocks a counter over a source with blocks paid for, and the
- * source's blocks as committed now; false for a counter of any other kind.
+ * source's blocks and ledger (NULL if dropped) as committed now; false for
+ * a counter of any other kind.
  * In the transaction's SPI memory.
  */
 static bool
@@ -396,13 +405,15 @@ counter_blocks(int64 id, const char *name, CounterBlocks *paid)
 	paid->step_usecs = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
 	paid->ledger = SPI_getvalue(tuple, desc, 5);
 	source_blocks_read(&paid->blocks, tuple, desc, 6);
-	/* a source is not dropped, nor its blocks undeclared, while counted */
-	if (paid->ledger == NULL || paid->blocks.length == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("the protected source of counter \"%s\", or its ledger, is gone", name)));
-	return true;
+
+	/*
+	 * A source is not dropped, nor are its blocks undeclared, while counted;
+	 * if they were, the counter pays no more blocks, and counts no row past
+	 * those it paid.
+	 */
+	return paid->blocks.length > 0;
 }
+
 
 /*
  * Pay the blocks of run, in the name of the counter's owner, before any row
@@ -427,7 +438,8 @@ enter_blocks(const char *name, Oid owner, const CounterBlocks *paid, const Store
 	{
 		PayingScope scope;
 
-		begin_paying(&scope, name, owner, NULL, statement);
+		begin_paying(&scope, name, owner, false, NULL, statement);
+		require_blocks(name, paid);
 		ledger_charge_source_blocks(paid->ledger, cost, "counter_step", run,
 									paid->blocks.budget_units);
 		end_paying(&scope);
@@ -739,8 +751,9 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 }
 
 /*
- * close_step, but a copied counter whose ledger refuses to pay again stops
- * alone: its step is rolled back, the refusal logged with the ledger's
+ * close_step, but a copied counter whose ledger refuses to pay again, or a
+ * counter whose next blocks cannot be charged (but for a block's refusal,
+ * which finishes it), stops alone: its step is rolled back, the refusal logged with the ledger's
  * SQLSTATE and kept in its slot for tick(), and false returned.  Any other
  * error ends the worker, as before.
  */
@@ -770,11 +783,15 @@ close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
 
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
-				 errmsg("counter \"%s\" was copied and takes no step: %s",
+				 errmsg(paying.copy ? "counter \"%s\" was copied and takes no step: %s" :
+						"counter \"%s\" cannot pay the blocks of its next step and takes no step: %s",
 						paying.name, edata->message),
 				 edata->detail ? errdetail("%s", edata->detail) : 0,
+				 paying.copy ?
 				 errhint("A copy of a counter pays its epsilon (or rho) again before its next step. "
 						 "The worker asks its ledger again at the next tick() and every %d seconds.",
+						 REFUSED_RETRY_MS / 1000) :
+				 errhint("The worker asks again at the next tick() and every %d seconds.",
 						 REFUSED_RETRY_MS / 1000)));
 
 		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
@@ -782,6 +799,7 @@ close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
 			if (cs->slots[i].id == id)
 			{
 				cs->slots[i].refused_code = edata->sqlerrcode;
+				cs->slots[i].refused_copy = paying.copy;
 				strlcpy(cs->slots[i].refused_message, edata->message,
 						sizeof(cs->slots[i].refused_message));
 				strlcpy(cs->slots[i].refused_detail, edata->detail ? edata->detail : "",

@@ -5,7 +5,9 @@
 # - a copy (pg_dump, pg_restore into another database) pays its epsilon
 #   again to its team's ledger and to every block it paid, once, before its
 #   first step there, then only the blocks its own clock enters; the
-#   original, back in its database, pays no copy.
+#   original, back in its database, pays no copy;
+# - a source's ledger dropped: its next blocks cannot be paid, the step is
+#   not taken (tick() says why), the counter waits, the worker goes on.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -123,5 +125,22 @@ serve('postgres');
 is(tick('postgres'), 3, 'original: step 3');
 is(blocks('postgres'), '0:2 1:2 2:2 3:2 4:2 5:1', 'original: paid the block its step entered');
 is(team_spent('postgres'), '2', "original: the team's ledger paid for the copy alone");
+
+# the source's ledger dropped: the next blocks cannot be paid, so the step
+# is not taken, the counter does not finish, the worker goes on
+my $worker_sql = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'contcount step worker'";
+my $worker = $node->safe_psql('postgres', $worker_sql);
+$node->safe_psql('postgres', "SELECT contcount.drop_ledger('data')");
+my ($ret, $out, $err) = $node->psql('postgres', "SET ROLE analyst; SELECT contcount.tick('taps_live')",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err,
+	qr/ERROR:  42704: the ledger of the protected source of counter "taps_live" was dropped/,
+	'ledger dropped: tick() says why the blocks cannot be paid');
+like($err, qr/counter "taps_live" takes no step until the blocks of its next step are paid/,
+	'ledger dropped: and that the counter waits for them');
+is($node->safe_psql('postgres', "SELECT steps || ' ' || finished FROM contcount.counters WHERE name = 'taps_live'"),
+	'3 false', 'ledger dropped: no step taken, the counter not finished');
+is($node->safe_psql('postgres', $worker_sql), $worker, 'ledger dropped: the same worker goes on');
+is(blocks('postgres'), '0:2 1:2 2:2 3:2 4:2 5:1', 'ledger dropped: no block charged');
 
 done_testing();
