@@ -813,3 +813,32 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- Counters over sources with blocks (issue 15)
+-- ---------------------------------------------------------------------
+
+-- A counter over a source with blocks pays its epsilon (or rho) to each
+-- block as its clock enters it, and counts only the rows timed in the
+-- blocks it paid: [blocks_from, blocks_until), both NULL for a counter of
+-- any other kind.  A block that refuses stops the counter, and
+-- finish_reason says why.
+ALTER TABLE contcount.counter
+    ADD COLUMN blocks_from timestamptz,
+    ADD COLUMN blocks_until timestamptz,
+    ADD COLUMN finish_reason text,
+    ADD CONSTRAINT counter_blocks CHECK ((blocks_from IS NULL) OPERATOR(pg_catalog.=) (blocks_until IS NULL));
+
+-- The view shows the blocks each counter paid, and why it finished.
+DROP VIEW contcount.counters;
+DROP FUNCTION contcount.counter_rows();
+CREATE FUNCTION contcount.counter_rows(
+    OUT name text, OUT mechanism text, OUT epsilon float8, OUT horizon bigint,
+    OUT step interval, OUT ledger text, OUT started_at timestamptz, OUT steps bigint,
+    OUT finished boolean, OUT owner regrole, OUT accounting text, OUT rho float8,
+    OUT blocks_from timestamptz, OUT blocks_until timestamptz, OUT finish_reason text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_counter_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.counters AS SELECT * FROM contcount.counter_rows();
+GRANT SELECT ON contcount.counters TO PUBLIC;

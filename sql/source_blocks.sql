@@ -98,9 +98,6 @@ SELECT spent AS team_before FROM contcount.ledgers WHERE name = 'blk_team' \gset
 SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_visits', 1, '1 day', test.day(0), 20000)$$);
 SELECT spent = :team_before AS team_unchanged FROM contcount.ledgers WHERE name = 'blk_team';
 
--- A counter would count rows as they come, whatever block their time is
--- in: refused over a source with blocks.
-SELECT test.error_of($$SELECT contcount.create_counter('blk_visits_live', 1, horizon => 10, step => '1 day', source => 'blk_visits')$$);
 -- A running mean would pay the source's ledger, which no block limits:
 -- refused as well, before the value column is even looked up.
 SELECT test.error_of($$SELECT * FROM contcount.source_running_mean('blk_visits', 'user_id', contcount.mean_mechanism(0, 1, 1, 16, 4))$$);
@@ -227,7 +224,7 @@ WHERE source = 'blk_early';
 SELECT contcount.drop_source('blk_early');
 
 -- Declaring blocks on a source a counter counts is refused: the counter
--- pays the source's ledger, not the blocks of the rows it counts.
+-- paid the source's ledger, not the blocks of the rows it counts.
 CREATE TABLE test.block_clicks (user_id int, at timestamptz);
 SELECT contcount.create_ledger('blk_clicks_data', 100);
 SELECT contcount.protect_table('blk_clicks', 'test.block_clicks', 'user_id', 'at', 'blk_clicks_data');
@@ -237,3 +234,104 @@ SELECT contcount.drop_counter('blk_clicks_live');
 SELECT contcount.drop_source('blk_clicks');
 
 SELECT contcount.drop_source('blk_local_visits');
+
+-- Counters over a source with blocks.  A counter pays its epsilon to each
+-- block as its clock enters it (the blocks of its first step when created,
+-- those of each next step when the step before closes), and counts only the
+-- rows timed in the blocks it paid.  Epsilon 1000: the releases show the
+-- exact counts.
+CREATE TABLE test.block_taps (user_id int, at timestamptz);
+SELECT contcount.create_ledger('blk_taps_data', 1);
+SELECT contcount.protect_table('blk_taps', 'test.block_taps', 'user_id', 'at', 'blk_taps_data', max_rows => 2);
+SELECT contcount.source_blocks('blk_taps', '1 day', 1500, '30 days');
+SELECT contcount.grant_source('blk_taps', 'regress_blk_analyst');
+\c - regress_blk_analyst
+-- a step must not touch more blocks than the server holds
+SELECT test.error_of($$SELECT contcount.create_counter('blk_taps_live', 1000, horizon => 10, step => '11000 days', source => 'blk_taps')$$);
+SELECT spent AS team_before FROM contcount.ledgers WHERE name = 'blk_team' \gset
+SELECT contcount.create_counter('blk_taps_live', 1000, horizon => 10, step => '1 day', source => 'blk_taps');
+-- It paid the blocks its first step may count: the day it started and the
+-- next, 1000 each, in place of the source's ledger; the team paid once.
+SELECT blocks_until - blocks_from AS paid,
+       blocks_from = date_trunc('day', started_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS from_its_day,
+       finished, finish_reason
+FROM contcount.counters WHERE name = 'blk_taps_live';
+SELECT blocks_from AS f, blocks_until AS u FROM contcount.counters WHERE name = 'blk_taps_live' \gset
+SELECT extract(day FROM block_start - :'f') AS day, spent FROM contcount.blocks
+WHERE source = 'blk_taps' ORDER BY block_start;
+SELECT spent - :team_before AS team_paid FROM contcount.ledgers WHERE name = 'blk_team';
+\c - postgres
+SELECT spent AS source_ledger_spent FROM contcount.ledgers WHERE name = 'blk_taps_data';
+-- The application inserts.  Counted: persons 1 to 3 on the first day,
+-- person 4 twice on the second, person 5 three times (capped at max_rows
+-- 2).  Not counted: a row in the next, unpaid, day, one without a time,
+-- one before the counter's first day, one older than the retention; and
+-- person 6's two rows in the unpaid day do not use up its max_rows: its
+-- two rows in a paid day count.
+INSERT INTO test.block_taps VALUES (1, :'f'::timestamptz + interval '1 hour'),
+    (2, :'f'::timestamptz + interval '2 hours'), (3, :'f'::timestamptz + interval '3 hours'),
+    (4, :'f'::timestamptz + interval '30 hours'), (4, :'f'::timestamptz + interval '31 hours'),
+    (5, :'f'::timestamptz + interval '1 hour'), (5, :'f'::timestamptz + interval '2 hours'),
+    (5, :'f'::timestamptz + interval '3 hours');
+INSERT INTO test.block_taps VALUES (7, :'u'::timestamptz + interval '1 hour'), (8, NULL),
+    (9, :'f'::timestamptz - interval '1 hour'), (10, :'f'::timestamptz - interval '40 days'),
+    (6, :'u'::timestamptz), (6, :'u'::timestamptz + interval '1 hour');
+INSERT INTO test.block_taps VALUES (6, :'f'::timestamptz), (6, :'u'::timestamptz - interval '1 microsecond');
+SELECT pending FROM contcount.counter_internals('blk_taps_live');
+\c - regress_blk_analyst
+-- The first step releases them, and pays the day after the next: its next
+-- step may count rows timed up to its end.
+SELECT contcount.tick('blk_taps_live');
+SELECT t, noisy_count FROM contcount.current('blk_taps_live');
+SELECT blocks_until - :'f' AS paid FROM contcount.counters WHERE name = 'blk_taps_live';
+\c - postgres
+-- Rows of the newly paid day now count; no block was charged twice.
+INSERT INTO test.block_taps VALUES (7, :'u'::timestamptz + interval '2 hours');
+SELECT pending FROM contcount.counter_internals('blk_taps_live');
+SELECT extract(day FROM block_start - :'f') AS day, spent FROM contcount.blocks
+WHERE source = 'blk_taps' ORDER BY block_start;
+-- The audit shows each charge of the counter's blocks: the first by
+-- create_counter, the next by the step that entered it.
+SELECT role, extract(day FROM first_block - :'f') AS first_day, blocks, spent, function, statement
+FROM contcount.block_charges WHERE source = 'blk_taps' ORDER BY at;
+\c - regress_blk_analyst
+-- A release spends 1000 of the fourth day's 1500: when the counter's clock
+-- enters it, the block refuses, and the counter stops after releasing its
+-- step, rather than count rows it could not pay for.
+SELECT count(*) FROM contcount.source_running_counts('blk_taps', 1000, '1 day', :'f'::timestamptz + interval '3 days', 1);
+SELECT test.error_of($$SELECT contcount.tick('blk_taps_live')$$) LIKE
+       'ZB001: counter "blk_taps_live" releases no more: privacy budget of block % would be overspent' AS stopped;
+SELECT t, noisy_count FROM contcount.history('blk_taps_live');
+SELECT steps, finished, finish_reason LIKE 'privacy budget of block %' AS block_refused,
+       blocks_until - :'f' AS paid
+FROM contcount.counters WHERE name = 'blk_taps_live';
+\c - postgres
+SELECT extract(day FROM block_start - :'f') AS day, spent FROM contcount.blocks
+WHERE source = 'blk_taps' ORDER BY block_start;
+-- A stopped counter counts nothing more.
+INSERT INTO test.block_taps VALUES (1, :'f'::timestamptz + interval '1 hour');
+SELECT pending FROM contcount.counter_internals('blk_taps_live');
+-- The source's budget and retention may change while a counter counts it
+-- (each block it paid stays paid); its length may not.
+SELECT contcount.source_blocks('blk_taps', '1 day', 2000, '60 days');
+SELECT test.error_of($$SELECT contcount.source_blocks('blk_taps', '2 days', 2000, '60 days')$$);
+SELECT contcount.drop_counter('blk_taps_live');
+SELECT contcount.drop_source('blk_taps');
+
+-- A date is its midnight UTC, as releases read it: the counter's first
+-- day counts, the day after its paid days and an infinite date do not.
+CREATE TABLE test.block_days (user_id int, on_day date);
+SELECT contcount.create_ledger('blk_days_data', 1);
+SELECT contcount.protect_table('blk_days', 'test.block_days', 'user_id', 'on_day', 'blk_days_data');
+SELECT contcount.source_blocks('blk_days', '1 day', 1500, '30 days');
+SELECT contcount.grant_source('blk_days', 'regress_blk_analyst');
+\c - regress_blk_analyst
+SELECT contcount.create_counter('blk_days_live', 1000, horizon => 10, step => '1 day', source => 'blk_days');
+SELECT blocks_from AS f, blocks_until AS u FROM contcount.counters WHERE name = 'blk_days_live' \gset
+\c - postgres
+INSERT INTO test.block_days VALUES (1, (:'f'::timestamptz AT TIME ZONE 'UTC')::date),
+    (2, (:'u'::timestamptz AT TIME ZONE 'UTC')::date - 1), (3, (:'u'::timestamptz AT TIME ZONE 'UTC')::date),
+    (4, 'infinity'), (5, '-infinity');
+SELECT pending FROM contcount.counter_internals('blk_days_live');
+SELECT contcount.drop_counter('blk_days_live');
+SELECT contcount.drop_source('blk_days');

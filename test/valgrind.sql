@@ -83,5 +83,11 @@ SELECT count(*), sum(spent) FROM contcount.blocks;
 SELECT count(*) FROM contcount.block_charges;
 SELECT contcount.source_expired_rows('visits');
 SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
+-- a counter over the blocks: the blocks of its first step paid; rows in
+-- them, in the future and without a time through its trigger
+SELECT contcount.create_counter('vb', 0.5, horizon => 100, step => '1 day', ledger => 'vg_team', source => 'visits');
+INSERT INTO visits VALUES (1, 'n', now()), (2, 's', now() + interval '10 days'), (3, 'n', NULL);
+SELECT pending FROM contcount.counter_internals('vb');
+SELECT contcount.drop_counter('vb');
 SELECT contcount.drop_counter('g');
 SELECT contcount.drop_counter('c');

@@ -20,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -41,6 +42,7 @@
 #include "ledger/ledger.h"
 #include "releases/spec.h"
 #include "sources/source.h"
+#include "sources/source_blocks.h"
 
 /* How long tick() waits for the worker. */
 #define TICK_TIMEOUT_MS 30000
@@ -307,6 +309,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	char	   *source = PG_NARGS() > 10 && !PG_ARGISNULL(10) ?
 		TextDatumGetCString(PG_GETARG_DATUM(10)) : NULL;
 	SourceBounds bounds;
+	StoreBlockRun first_run;
 
 	require_counter_database();
 	if (PG_ARGISNULL(4))
@@ -326,6 +329,14 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 					 errmsg("a counter over a protected source takes its sensitivity from the source's max_rows")));
 		source_for_counter(source, &bounds);
 		args.field[SPEC_SENSITIVITY].value = Int64GetDatum(bounds.max_rows);
+		/* each step pays the blocks it may count, at most all of them */
+		if (bounds.blocks.length > 0 &&
+			step_usecs(PG_GETARG_INTERVAL_P(4)) / bounds.blocks.length + 2 > contcount_max_blocks)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a step of a counter touches at most contcount.max_blocks = %d blocks",
+							contcount_max_blocks),
+					 errhint("Take a shorter step.")));
 	}
 	spec_to_params(&args, &params);
 	spec_notice_choice(&args, &params);
@@ -410,23 +421,45 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	if (source != NULL)
 	{
 		static SPIPlanPtr source_plan = NULL;
-		Oid			source_types[2] = {INT8OID, TEXTOID};
-		Datum		source_values[2] = {values[0], CStringGetTextDatum(source)};
+		Oid			source_types[4] = {INT8OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+		Datum		source_values[4] = {values[0], CStringGetTextDatum(source)};
+		char		source_nulls[4] = {' ', ' ', 'n', 'n'};
 
+		/*
+		 * With blocks, the blocks of the first step, from the block of the
+		 * counter's start (now(), as started_at): the counter counts rows
+		 * timed in them, and pays for them below.
+		 */
+		if (bounds.blocks.length > 0)
+		{
+			TimestampTz started_at = GetCurrentTransactionStartTimestamp();
+
+			source_blocks_counter_run(bounds.blocks.length,
+									  source_blocks_start(started_at, bounds.blocks.length),
+									  started_at + step_usecs(PG_GETARG_INTERVAL_P(4)), &first_run);
+			source_values[2] = TimestampTzGetDatum(first_run.first);
+			source_values[3] = TimestampTzGetDatum(first_run.first + first_run.count * first_run.length);
+			source_nulls[2] = source_nulls[3] = ' ';
+		}
 		owner_begin(&scope);
-		owner_run(&source_plan, "UPDATE contcount.counter SET source = $2 "
-				  "WHERE id OPERATOR(pg_catalog.=) $1", 2, source_types, source_values, NULL,
-				  SPI_OK_UPDATE);
+		owner_run(&source_plan, "UPDATE contcount.counter SET source = $2, blocks_from = $3, "
+				  "blocks_until = $4 WHERE id OPERATOR(pg_catalog.=) $1",
+				  4, source_types, source_values, source_nulls, SPI_OK_UPDATE);
 		owner_end(&scope);
 		source_counter_attach(DatumGetInt64(values[0]), name, &bounds);
 	}
 
 	/*
 	 * The whole continual release is paid for now, once (from a source: to
-	 * the team's ledger and to the data's).  If the charge is refused, the
-	 * error takes the row and the trigger back.
+	 * the team's ledger and to the data's, or with blocks to the blocks of
+	 * its first step; the worker pays each later block as the counter's
+	 * clock enters it).  If the charge is refused, the error takes the row
+	 * and the trigger back.
 	 */
-	if (source != NULL)
+	if (source != NULL && bounds.blocks.length > 0)
+		ledger_charge_blocks(spec_ledger(&args), bounds.ledger, cc_params_cost(&params),
+							 "create_counter", &first_run, bounds.blocks.budget_units);
+	else if (source != NULL)
 		ledger_charge_source(spec_ledger(&args), bounds.ledger,
 							 cc_params_cost(&params), "create_counter");
 	else
@@ -544,32 +577,35 @@ return_spi_rows(FunctionCallInfo fcinfo)
 	"SELECT name, mechanism, epsilon, horizon, step, ledger, started_at, steps, " \
 	"finished, owner::pg_catalog.regrole" extra_columns " FROM contcount.counter " \
 	"WHERE contcount.counter_granted(id, $1) ORDER BY name"
+#define ACCOUNTING_COLUMNS ", CASE WHEN rho IS NULL THEN 'pure' ELSE 'zcdp' END, rho"
 
 /*
  * The counters the caller may read: the contcount.counters view, from 0.5
- * with each counter's accounting and rho (epsilon null for a zCDP counter).
+ * with each counter's accounting and rho (epsilon null for a zCDP counter),
+ * the blocks it paid and why it finished.
  */
 PG_FUNCTION_INFO_V1(contcount_counter_rows);
 Datum
 contcount_counter_rows(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan = NULL;
-	static SPIPlanPtr rho_plan = NULL;
+	static SPIPlanPtr plans[3];
+	static const char *const sql[3] = {
+		COUNTER_ROWS(""),
+		COUNTER_ROWS(ACCOUNTING_COLUMNS),
+		COUNTER_ROWS(ACCOUNTING_COLUMNS ", blocks_from, blocks_until, finish_reason"),
+	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OwnerScope	scope;
 	Oid			types[1] = {OIDOID};
 	Datum		values[1];
-	bool		has_rho;
+	int			version;
 
 	InitMaterializedSRF(fcinfo, 0);
-	/* the function of 0.1 to 0.4 returns ten columns, 0.5's two more */
-	has_rho = rsinfo->setDesc->natts > 10;
+	/* the function of 0.1 to 0.4 returns ten columns, 0.5's five more */
+	version = rsinfo->setDesc->natts > 12 ? 2 : rsinfo->setDesc->natts > 10 ? 1 : 0;
 	owner_begin(&scope);
 	values[0] = ObjectIdGetDatum(scope.caller);
-	owner_run(has_rho ? &rho_plan : &plan,
-			  has_rho ? COUNTER_ROWS(", CASE WHEN rho IS NULL THEN 'pure' ELSE 'zcdp' END, rho") :
-			  COUNTER_ROWS(""),
-			  1, types, values, NULL, SPI_OK_SELECT);
+	owner_run(&plans[version], sql[version], 1, types, values, NULL, SPI_OK_SELECT);
 	return_spi_rows(fcinfo);
 	owner_end(&scope);
 	return (Datum) 0;
@@ -677,6 +713,36 @@ contcount_counter_internals(PG_FUNCTION_ARGS)
  * caller's: a caller that rolled back would otherwise have seen a release
  * whose noise the next step would draw again.
  */
+/*
+ * Raise why a finished counter releases no more: its horizon, or the block
+ * that refused to pay (ZB001), as contcount.counters says.
+ */
+static void
+counter_finished_error(const char *name, int64 id)
+{
+	static SPIPlanPtr plan = NULL;
+	OwnerScope	scope;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	char	   *reason = NULL;
+
+	owner_begin(&scope);
+	if (counter_sources_installed())
+	{
+		owner_run(&plan, "SELECT finish_reason FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
+				  1, types, values, NULL, SPI_OK_SELECT);
+		if (SPI_processed > 0)
+			reason = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	}
+	if (reason != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
+				 errmsg("counter \"%s\" releases no more: %s", name, reason)));
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("counter \"%s\" has reached its horizon and releases no more", name)));
+}
+
 PG_FUNCTION_INFO_V1(contcount_tick);
 Datum
 contcount_tick(PG_FUNCTION_ARGS)
@@ -702,6 +768,7 @@ contcount_tick(PG_FUNCTION_ARGS)
 		bool		done = false;
 		bool		finished = false;
 		int			refused_code = 0;
+		bool		refused_copy = false;
 		char		refused_message[sizeof(slot->refused_message)];
 		char		refused_detail[sizeof(slot->refused_detail)];
 
@@ -724,22 +791,24 @@ contcount_tick(PG_FUNCTION_ARGS)
 			finished = slot->finished;
 			steps = slot->steps;
 			refused_code = slot->refused_code;
+			refused_copy = slot->refused_copy;
 			memcpy(refused_message, slot->refused_message, sizeof(refused_message));
 			memcpy(refused_detail, slot->refused_detail, sizeof(refused_detail));
 		}
 		LWLockRelease(cs->lock);
 		if (finished)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("counter \"%s\" has reached its horizon and releases no more", name)));
-		/* the worker answered, but a copy's ledger refused to pay again */
+			counter_finished_error(name, row.id);
+		/* the worker answered, but a ledger refused to pay */
 		if (done && refused_code != 0)
 			ereport(ERROR,
 					(errcode(refused_code),
 					 errmsg("%s", refused_message),
 					 refused_detail[0] ? errdetail("%s", refused_detail) : 0,
+					 refused_copy ?
 					 errcontext("counter \"%s\" was copied from another database or cluster, "
-								"and takes no step until its ledger pays its epsilon (or rho) again", name)));
+								"and takes no step until its ledger pays its epsilon (or rho) again", name) :
+					 errcontext("counter \"%s\" takes no step until the blocks of its next step are paid",
+								name)));
 		if (done)
 			break;
 		if (GetCurrentTimestamp() > deadline)

@@ -5,8 +5,9 @@
  * Locking protocol: CounterShared->lock guards every slot and the fields of
  * CounterShared but step_closed.  The step worker is the only process that
  * fills or changes a slot, holding the lock exclusively; it does so only
- * after the transaction that made the change has committed (or, for a
- * copy's step its ledger refused, after the rollback), so a slot never
+ * after the transaction that made the change has committed (or, for a step
+ * whose charge for a copy or for blocks was refused, after the rollback),
+ * so a slot never
  * shows state that could still be rolled back.  Other processes take the
  * lock shared to read, and exclusively only to ask for a tick or a reload
  * (ticks_requested, reload_requested) or, when the drop of a counter

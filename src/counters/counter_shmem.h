@@ -26,11 +26,13 @@ typedef struct CounterSlot
 	uint64		ticks_done;		/* and closed */
 
 	/*
-	 * A copied counter whose ledger refused to pay for it again: the
+	 * A copied counter whose ledger refused to pay for it again (or a
+	 * counter the blocks of whose next step could not be charged): the
 	 * refusal's SQLSTATE (0: none), for tick() to raise, and when the clock
 	 * may try again.  See counter_worker.c.
 	 */
 	int			refused_code;
+	bool		refused_copy;	/* the refusal was a copy's */
 	char		refused_message[160];
 	char		refused_detail[160];
 	TimestampTz retry_at;

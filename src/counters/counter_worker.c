@@ -31,6 +31,16 @@
  * recovery keep the place: their state came through WAL and the old server
  * is gone, so they go on without paying.
  *
+ * A counter over a source with per-block budgets pays each block as its
+ * clock enters it: closing step k, the worker pays the blocks that step k+1
+ * may count and that are not paid yet (a subtransaction of the step's, in
+ * the owner's name), and records their end (blocks_until) in the step's
+ * transaction.  The row trigger counts only rows timed before blocks_until
+ * as committed, so no row is counted before its block's charge is durable.
+ * A block's refusal (ZB001) stops the counter after this step, whose rows
+ * all lie in paid blocks: finished, with finish_reason.  Any other error of
+ * the charge is a refusal as a copy's, and the step is taken again later.
+ *
  * IDENTIFICATION
  *	  src/counters/counter_worker.c
  */
@@ -53,6 +63,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -62,6 +73,7 @@
 #include "counters/counter.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
+#include "sources/source_blocks.h"
 
 /* Reload the counters at least this often, in case a wake-up was missed. */
 #define RELOAD_INTERVAL_MS 10000
@@ -71,12 +83,28 @@
 #define REFUSED_RETRY_MS 60000
 
 /*
- * The counter whose copy is being paid for, while its ledger is charged: an
- * error then is the ledger's refusal, which stops that counter alone.
+ * A counter over a source with blocks: the blocks it paid for,
+ * [from, until), its clock, and its source's ledger and blocks.
+ */
+typedef struct CounterBlocks
+{
+	TimestampTz from;
+	TimestampTz until;
+	TimestampTz started_at;
+	int64		step_usecs;
+	char	   *ledger;
+	SourceBlocks blocks;
+} CounterBlocks;
+
+/*
+ * The counter whose copy (or blocks) is being paid for, while its ledger is
+ * charged: an error then is the ledger's refusal, which stops that counter
+ * alone.
  */
 static struct
 {
 	bool		active;
+	bool		copy;			/* a copy's charge, or its next blocks' */
 	char		name[NAMEDATALEN];
 }			paying;
 
@@ -240,24 +268,27 @@ role_ledger_setting(Oid role)
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
-/*
- * Charge the ledger of a copied counter what its parameters cost again (its
- * epsilon, or its rho), as create_counter did: in the name of its owner (who
- * must still be allowed the ledger), to the ledger named, or when none was
- * named to the one contcount.ledger chooses, with contcount.ledger set to
- * setting (unless NULL) for the charge; a counter over a protected source
- * pays the source's ledger too.  Raises the ledger's error if it refuses,
- * with paying.active set so that the caller knows it for a refusal.
- */
-static void
-pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
-		  const char *source_ledger, cc_cost cost, const char *statement)
+/* What begin_paying changed, for end_paying to restore. */
+typedef struct PayingScope
 {
 	Oid			save_user;
 	int			save_context;
 	int			nest_level;
+} PayingScope;
 
+/*
+ * Charge in the name of a counter's owner, for its copy or else for the
+ * blocks of its next step, with contcount.ledger set to
+ * setting (unless NULL), the audit's statement saying what the charge pays
+ * for; paying.active tells an error until end_paying for the ledger's
+ * refusal.  An error if the owner is gone.
+ */
+static void
+begin_paying(PayingScope *scope, const char *name, Oid owner, bool copy, const char *setting,
+			 const char *statement)
+{
 	paying.active = true;
+	paying.copy = copy;
 	strlcpy(paying.name, name, NAMEDATALEN);
 
 	/*
@@ -269,23 +300,171 @@ pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("the owner of counter \"%s\" does not exist", name),
 				 errdetail("Its owner was the role with oid %u where the counter was created.", owner)));
-	nest_level = NewGUCNestLevel();
+	scope->nest_level = NewGUCNestLevel();
 	if (setting != NULL)
 		(void) set_config_option("contcount.ledger", setting, PGC_SUSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
-	GetUserIdAndSecContext(&save_user, &save_context);
-	SetUserIdAndSecContext(owner, save_context | SECURITY_LOCAL_USERID_CHANGE);
+	GetUserIdAndSecContext(&scope->save_user, &scope->save_context);
+	SetUserIdAndSecContext(owner, scope->save_context | SECURITY_LOCAL_USERID_CHANGE);
 	/* the audit shows the statement a charge paid for: say what this one is */
 	strlcpy(paying_statement, statement, sizeof(paying_statement));
 	debug_query_string = paying_statement;
-	if (source_ledger != NULL)
+}
+
+static void
+end_paying(PayingScope *scope)
+{
+	paying.active = false;
+	debug_query_string = NULL;
+	SetUserIdAndSecContext(scope->save_user, scope->save_context);
+	AtEOXact_GUC(true, scope->nest_level);
+}
+
+/*
+ * An error, raised while paying (a refusal, which the clock asks again), if
+ * the ledger of the counter's source was dropped.
+ */
+static void
+require_blocks(const char *name, const CounterBlocks *paid)
+{
+	if (paid->ledger == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("the ledger of the protected source of counter \"%s\" was dropped", name)));
+}
+
+/*
+ * Charge the ledger of a copied counter what its parameters cost again (its
+ * epsilon, or its rho), as create_counter did: in the name of its owner (who
+ * must still be allowed the ledger), to the ledger named, or when none was
+ * named to the one contcount.ledger chooses, with contcount.ledger set to
+ * setting (unless NULL) for the charge; a counter over a protected source
+ * pays the source's ledger too, or with blocks (paid not NULL) each block
+ * it paid for.  Raises the ledger's error if it refuses, with paying.active
+ * set so that the caller knows it for a refusal.
+ */
+static void
+pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
+		  const char *source_ledger, const CounterBlocks *paid, cc_cost cost,
+		  const char *statement)
+{
+	PayingScope scope;
+
+	begin_paying(&scope, name, owner, true, setting, statement);
+	if (paid != NULL)
+	{
+		StoreBlockRun run = {paid->from, paid->blocks.length,
+		(paid->until - paid->from) / paid->blocks.length};
+
+		require_blocks(name, paid);
+		ledger_charge_blocks(ledger, source_ledger, cost, "counter_copy", &run,
+							 paid->blocks.budget_units);
+	}
+	else if (source_ledger != NULL)
 		ledger_charge_source(ledger, source_ledger, cost, "counter_copy");
 	else
 		ledger_charge(ledger, cost, "counter_copy");
-	paying.active = false;
-	debug_query_string = NULL;
-	SetUserIdAndSecContext(save_user, save_context);
-	AtEOXact_GUC(true, nest_level);
+	end_paying(&scope);
+}
+
+/*
+ * The blocks a counter over a source with blocks paid for, and the
+ * source's blocks and ledger (NULL if dropped) as committed now; false for
+ * a counter of any other kind.
+ * In the transaction's SPI memory.
+ */
+static bool
+counter_blocks(int64 id, const char *name, CounterBlocks *paid)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (!counter_sources_installed())
+		return false;
+	if (SPI_execute_with_args("SELECT c.blocks_from, c.blocks_until, c.started_at, "
+							  "(extract(epoch FROM c.step) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, "
+							  "l.name, s.block_length, "
+							  "pg_catalog.int8(s.block_budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), "
+							  "s.retention FROM contcount.counter c "
+							  "LEFT JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source "
+							  "LEFT JOIN contcount.ledger l ON l.id OPERATOR(pg_catalog.=) s.ledger_id "
+							  "AND l.dropped_at IS NULL "
+							  "WHERE c.id OPERATOR(pg_catalog.=) $1 AND c.blocks_until IS NOT NULL",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the blocks of counter \"%s\"", name);
+	if (SPI_processed == 0)
+		return false;
+	tuple = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	paid->from = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 1, &isnull));
+	paid->until = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 2, &isnull));
+	paid->started_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 3, &isnull));
+	paid->step_usecs = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+	paid->ledger = SPI_getvalue(tuple, desc, 5);
+	source_blocks_read(&paid->blocks, tuple, desc, 6);
+
+	/*
+	 * A source is not dropped, nor are its blocks undeclared, while counted;
+	 * if they were, the counter pays no more blocks, and counts no row past
+	 * those it paid.
+	 */
+	return paid->blocks.length > 0;
+}
+
+
+/*
+ * Pay the blocks of run, in the name of the counter's owner, before any row
+ * timed in them is counted: true if they paid, false if a block refused
+ * (ZB001), with the refusal in *refusal.  The charge is a subtransaction of
+ * the step's, so that a refusal leaves the step to be taken.  Any other
+ * error is raised with paying.active set, as a copy's refusal: the step is
+ * rolled back and taken again later.
+ */
+static bool
+enter_blocks(const char *name, Oid owner, const CounterBlocks *paid, const StoreBlockRun *run,
+			 cc_cost cost, int64 step, char **refusal)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner resowner = CurrentResourceOwner;
+	char		statement[sizeof(paying_statement)];
+	volatile bool entered = true;
+
+	snprintf(statement, sizeof(statement), "step " INT64_FORMAT " of counter \"%s\"", step, name);
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		PayingScope scope;
+
+		begin_paying(&scope, name, owner, false, NULL, statement);
+		require_blocks(name, paid);
+		ledger_charge_source_blocks(paid->ledger, cost, "counter_step", run,
+									paid->blocks.budget_units);
+		end_paying(&scope);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_CONTCOUNT_BUDGET_EXCEEDED)
+			PG_RE_THROW();
+		FlushErrorState();
+		/* restores the user and the settings */
+		RollbackAndReleaseCurrentSubTransaction();
+		paying.active = false;
+		debug_query_string = NULL;
+		*refusal = edata->message;
+		entered = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = resowner;
+	return entered;
 }
 
 /*
@@ -350,6 +529,11 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	char	   *ledger = NULL;
 	char	   *charged = NULL;
 	char		from[96] = "an unknown place";
+	CounterBlocks paid;
+	bool		has_blocks;
+	char	   *refusal = NULL;
+	/* the refusal, kept beyond the step's transaction for the log */
+	char		refused[256];
 
 	begin_work();
 	pgstat_report_activity(STATE_RUNNING, "closing a contcount step");
@@ -401,6 +585,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	/* outside SPI's memory, which the commit frees */
 	memcpy(state_buf.bytes, VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored));
 	state = (cc_state *) state_buf.bytes;
+	has_blocks = counter_blocks(id, name, &paid);
 
 	/* the counts committed before this snapshot, and only those */
 	if (SPI_execute_with_args("DELETE FROM contcount.counter_delta "
@@ -462,7 +647,8 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		 */
 		pay_again(name, owner, ledger,
 				  ledger == NULL && charged != NULL ? charged : role_ledger_setting(owner),
-				  copied_source_ledger(id, name), cc_params_cost(cc_state_params(state)), statement);
+				  copied_source_ledger(id, name), has_blocks ? &paid : NULL,
+				  cc_params_cost(cc_state_params(state)), statement);
 		pargs[0] = Int64GetDatum(id);
 		pargs[1] = Int64GetDatum(here.system);
 		pargs[2] = ObjectIdGetDatum(here.database);
@@ -478,6 +664,46 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 				 errdetail("Its state was at %s; it is now at system " INT64_FORMAT
 						   " database %u table %u.",
 						   from, here.system, here.database, here.table)));
+	}
+
+	/*
+	 * A counter over a source with blocks pays the blocks of its next step
+	 * now, before any row timed in them can be counted (the trigger counts
+	 * rows timed before blocks_until as committed): none after a bounded
+	 * counter's last step.  A block that refuses stops the counter after
+	 * this step, whose rows all lie in blocks it paid.
+	 */
+	if (has_blocks && !(cc_state_params(state)->has_horizon &&
+						release.t >= cc_state_params(state)->horizon))
+	{
+		StoreBlockRun run;
+
+		source_blocks_counter_run(paid.blocks.length, paid.until,
+								  paid.started_at + (release.t + 1) * paid.step_usecs, &run);
+		if (run.count > 0)
+		{
+			Oid			btypes[3] = {INT8OID, TIMESTAMPTZOID, TEXTOID};
+			Datum		bargs[3];
+			char		bnulls[3] = {' ', ' ', 'n'};
+
+			bargs[0] = Int64GetDatum(id);
+			bargs[1] = TimestampTzGetDatum(paid.until);
+			if (enter_blocks(name, owner, &paid, &run, cc_params_cost(cc_state_params(state)),
+							 release.t + 1, &refusal))
+				bargs[1] = TimestampTzGetDatum(run.first + run.count * run.length);
+			else
+			{
+				bargs[2] = CStringGetTextDatum(refusal);
+				bnulls[2] = ' ';
+				strlcpy(refused, refusal, sizeof(refused));
+				refusal = refused;
+			}
+			if (SPI_execute_with_args("UPDATE contcount.counter SET blocks_until = $2, "
+									  "finished = $3 IS NOT NULL, finish_reason = $3 "
+									  "WHERE id OPERATOR(pg_catalog.=) $1",
+									  3, btypes, bargs, bnulls, false, 0) != SPI_OK_UPDATE)
+				elog(ERROR, "could not record the blocks of counter \"%s\"", name);
+		}
 	}
 
 	{
@@ -501,12 +727,17 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 			elog(ERROR, "could not store the step of counter \"%s\"", name);
 	}
 	end_work();
+	if (refusal != NULL)
+		ereport(LOG,
+				(errmsg("counter \"%s\" took step " INT64_FORMAT " and releases no more: %s",
+						name, release.t, refusal)));
 
 	/* committed and flushed: now it may be published */
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < cs->nslots; i++)
 		if (cs->slots[i].id == id)
 		{
+			cs->slots[i].finished = refusal != NULL;
 			cs->slots[i].steps = release.t;
 			cs->slots[i].ticks_done = ticks_seen;
 			cs->slots[i].refused_code = 0;
@@ -516,12 +747,13 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		}
 	LWLockRelease(cs->lock);
 	ConditionVariableBroadcast(&cs->step_closed);
-	return true;
+	return refusal == NULL;
 }
 
 /*
- * close_step, but a copied counter whose ledger refuses to pay again stops
- * alone: its step is rolled back, the refusal logged with the ledger's
+ * close_step, but a copied counter whose ledger refuses to pay again, or a
+ * counter whose next blocks cannot be charged (but for a block's refusal,
+ * which finishes it), stops alone: its step is rolled back, the refusal logged with the ledger's
  * SQLSTATE and kept in its slot for tick(), and false returned.  Any other
  * error ends the worker, as before.
  */
@@ -551,11 +783,15 @@ close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
 
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
-				 errmsg("counter \"%s\" was copied and takes no step: %s",
+				 errmsg(paying.copy ? "counter \"%s\" was copied and takes no step: %s" :
+						"counter \"%s\" cannot pay the blocks of its next step and takes no step: %s",
 						paying.name, edata->message),
 				 edata->detail ? errdetail("%s", edata->detail) : 0,
+				 paying.copy ?
 				 errhint("A copy of a counter pays its epsilon (or rho) again before its next step. "
 						 "The worker asks its ledger again at the next tick() and every %d seconds.",
+						 REFUSED_RETRY_MS / 1000) :
+				 errhint("The worker asks again at the next tick() and every %d seconds.",
 						 REFUSED_RETRY_MS / 1000)));
 
 		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
@@ -563,6 +799,7 @@ close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
 			if (cs->slots[i].id == id)
 			{
 				cs->slots[i].refused_code = edata->sqlerrcode;
+				cs->slots[i].refused_copy = paying.copy;
 				strlcpy(cs->slots[i].refused_message, edata->message,
 						sizeof(cs->slots[i].refused_message));
 				strlcpy(cs->slots[i].refused_detail, edata->detail ? edata->detail : "",

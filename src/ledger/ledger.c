@@ -1132,9 +1132,6 @@ ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost
 					 const char *function, const StoreBlockRun *run, uint64 block_budget_units)
 {
 	int64		ledger_id;
-	LedgerRow	row;
-	StoreCharge charge;
-	const char *name;
 
 	/* neither pays if either cannot account for the release */
 	if (cost.accounting != CC_PURE)
@@ -1143,6 +1140,17 @@ ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost
 		check_cost(source_ledger, cost, true);
 	}
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	ledger_charge_source_blocks(source_ledger, cost, function, run, block_budget_units);
+}
+
+void
+ledger_charge_source_blocks(const char *source_ledger, cc_cost cost, const char *function,
+							const StoreBlockRun *run, uint64 block_budget_units)
+{
+	LedgerRow	row;
+	StoreCharge charge;
+	const char *name;
+
 	if (run->count == 0)
 		return;
 	memset(&charge, 0, sizeof(charge));

@@ -66,6 +66,16 @@ extern void ledger_charge_blocks(const char *ledger, const char *source_ledger, 
 								 uint64 block_budget_units);
 
 /*
+ * The second half of ledger_charge_blocks: each block of run of the
+ * source's ledger, and nothing else (a counter's clock entering blocks: its
+ * own ledger paid once, at its creation).  The store refuses a release the
+ * ledger cannot account for (ZB003).
+ */
+extern void ledger_charge_source_blocks(const char *source_ledger, cc_cost cost,
+										const char *function, const StoreBlockRun *run,
+										uint64 block_budget_units);
+
+/*
  * The releases of one call site of an aggregate in one query.  Every group,
  * partition or rescan that releases a value is a release of its own and
  * pays for itself: SQL cannot tell contcount that groups are disjoint.  A

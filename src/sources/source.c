@@ -480,11 +480,13 @@ source_for_counter(const char *name, SourceBounds *bounds)
 				 errmsg("the table of protected source \"%s\" is gone", name)));
 	(void) column_sql(&source, source.unit);
 	require_one_text_form(&source);
+	/* the trigger tells a row's block from its time column */
 	if (source.blocks.length > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a counter cannot count protected source \"%s\", whose budget is held per block", name),
-				 errhint("Release from it with contcount.source_running_counts().")));
+	{
+		(void) column_sql(&source, source.time);
+		require_time_type(source.relid, source.time);
+	}
+	bounds->blocks = source.blocks;
 	bounds->relid = source.relid;
 	bounds->unit = source.unit;
 	bounds->max_rows = source.max_rows;

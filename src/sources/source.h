@@ -8,19 +8,27 @@
 #include "access/attnum.h"
 #include "commands/trigger.h"
 
-/* A source's table, unit column, bound on rows a unit and ledger's name. */
+#include "sources/source_blocks.h"
+
+/*
+ * A source's table, unit column, bound on rows a unit, ledger's name, and
+ * its blocks (length 0: none).
+ */
 typedef struct SourceBounds
 {
 	Oid			relid;
 	AttrNumber	unit;
 	int32		max_rows;
 	char	   *ledger;
+	SourceBlocks blocks;
 } SourceBounds;
 
 /*
  * The bounds of a source the calling role is granted, as committed now, for
  * a counter over it; an error unless the unit column's type has one text
- * form a value (the per-unit counts are kept by it).  In the caller's memory.
+ * form a value (the per-unit counts are kept by it), or, with blocks, the
+ * time column's type is one a row's block can be told from (42804).  In the
+ * caller's memory.
  */
 extern void source_for_counter(const char *name, SourceBounds *bounds);
 

@@ -73,9 +73,8 @@ source_blocks_read(SourceBlocks *blocks, HeapTuple tuple, TupleDesc desc, int fi
 									   "retention");
 }
 
-/* The start of the block of length that time falls in. */
-static TimestampTz
-block_start(TimestampTz time, int64 length)
+TimestampTz
+source_blocks_start(TimestampTz time, int64 length)
 {
 	int64		q = time / length;
 
@@ -95,9 +94,9 @@ source_blocks_window(const SourceBlocks *blocks, bool stepped, TimestampTz start
 	int64		span;
 
 	*from = stepped ? Max(start, oldest) : oldest;
-	*to = stepped ? end : block_start(now, blocks->length) + blocks->length;
+	*to = stepped ? end : source_blocks_start(now, blocks->length) + blocks->length;
 	run->length = blocks->length;
-	run->first = block_start(*from, blocks->length);
+	run->first = source_blocks_start(*from, blocks->length);
 	run->count = 0;
 	if (*from >= *to)
 	{
@@ -110,6 +109,17 @@ source_blocks_window(const SourceBlocks *blocks, bool stepped, TimestampTz start
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a release reads at most contcount.max_blocks = %d blocks", contcount_max_blocks),
 				 errhint("Release a shorter range of time.")));
+}
+
+void
+source_blocks_counter_run(int64 length, TimestampTz paid_until, TimestampTz step_end,
+						  StoreBlockRun *run)
+{
+	TimestampTz end = source_blocks_start(step_end - 1, length) + length;
+
+	run->length = length;
+	run->first = paid_until;
+	run->count = end > paid_until ? (end - paid_until) / length : 0;
 }
 
 void
@@ -169,8 +179,13 @@ contcount_source_blocks(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the block length of protected source \"%s\" is fixed once declared", name),
 				 errdetail("Blocks of another length would hold the same rows with fresh budgets.")));
-	/* a counter paid the source's ledger, not the blocks its rows fall in */
-	counter = source_counted_by(name);
+	/*
+	 * A counter of a source without blocks counts rows whatever their time:
+	 * it paid the source's ledger, not the blocks its rows fall in.  One of
+	 * a source with blocks pays the blocks it counts, whatever their budget
+	 * and the retention say later.
+	 */
+	counter = isnull ? source_counted_by(name) : NULL;
 	if (counter != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -38,6 +38,19 @@ extern void source_blocks_window(const SourceBlocks *blocks, bool stepped, Times
 								 TimestampTz end, TimestampTz *from, TimestampTz *to,
 								 StoreBlockRun *run);
 
+/* The start of the block of length (microseconds) that time falls in. */
+extern TimestampTz source_blocks_start(TimestampTz time, int64 length);
+
+/*
+ * The blocks of length a counter pays before a step that ends at step_end
+ * (exclusive), having paid the blocks up to paid_until (a block's start):
+ * the run from paid_until to the end of the block of the step's last
+ * microsecond, so that every row timed in the step lies in a paid block;
+ * none if they are paid already.
+ */
+extern void source_blocks_counter_run(int64 length, TimestampTz paid_until,
+									  TimestampTz step_end, StoreBlockRun *run);
+
 /*
  * Cast the time column in UTC until the owner scope ends, so that a role's
  * TimeZone cannot move a timestamp or date row into another block.

@@ -16,6 +16,10 @@
  * works on the unit's latest row; test/specs/source_counter.spec).  Units are kept by their text form, which the source
  * checks is one a value.
  *
+ * Over a source with per-block budgets, a row is counted only if its time
+ * lies in the blocks the counter paid (see SourceTarget), checked before
+ * the upsert, so that an uncounted row spends nothing of its unit's bound.
+ *
  * Only the extension's owner may create such a trigger: count_source_rows
  * is not PUBLIC, and PostgreSQL checks EXECUTE on a trigger's function when
  * the trigger is created.
@@ -29,9 +33,12 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
+#include "common/args.h"
 #include "common/owner_spi.h"
 #include "counters/counter.h"
 #include "sources/source.h"
@@ -87,7 +94,14 @@ source_counter_detach(int64 counter, const char *source)
 	owner_end(&scope);
 }
 
-/* What the trigger needs, looked up once per query. */
+/*
+ * What the trigger needs, looked up once per query.  With blocks, the rows
+ * it counts are those timed in [from, until): from the counter's first
+ * block, or the retention if later, to the end of the blocks the counter
+ * had paid, as committed, when the query began (the worker records them
+ * only once their charge is durable: a row is never counted before its
+ * block is paid).  Two comparisons a row, no query.
+ */
 typedef struct SourceTarget
 {
 	int64		counter;
@@ -95,7 +109,25 @@ typedef struct SourceTarget
 	AttrNumber	unit;			/* in the table the trigger fired on */
 	int32		max_rows;
 	FmgrInfo	unit_out;
+	bool		blocks;
+	AttrNumber	time;			/* in the table the trigger fired on */
+	Oid			time_type;
+	TimestampTz from;
+	TimestampTz until;
 } SourceTarget;
+
+/* A column of the source in the table the trigger fired on, by name. */
+static AttrNumber
+target_column(Relation rel, const char *column, const char *counter)
+{
+	AttrNumber	attnum = column ? get_attnum(RelationGetRelid(rel), column) : InvalidAttrNumber;
+
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("a column of the source of counter \"%s\" is gone", counter)));
+	return attnum;
+}
 
 static SourceTarget *
 source_target(FunctionCallInfo fcinfo, TriggerData *trigdata)
@@ -116,10 +148,13 @@ source_target(FunctionCallInfo fcinfo, TriggerData *trigdata)
 
 	target = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SourceTarget));
 	owner_begin(&scope);
-	owner_run(&plan, "SELECT c.id, c.finished, a.attname, s.max_rows FROM contcount.counter c "
+	owner_run(&plan, "SELECT c.id, c.finished, a.attname, s.max_rows, c.blocks_from, c.blocks_until, "
+			  "s.retention, t.attname FROM contcount.counter c "
 			  "JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source "
 			  "JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) s.relid "
 			  "AND a.attnum OPERATOR(pg_catalog.=) s.unit_attnum "
+			  "LEFT JOIN pg_catalog.pg_attribute t ON t.attrelid OPERATOR(pg_catalog.=) s.relid "
+			  "AND t.attnum OPERATOR(pg_catalog.=) s.time_attnum AND NOT t.attisdropped "
 			  "WHERE c.name OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
@@ -133,15 +168,58 @@ source_target(FunctionCallInfo fcinfo, TriggerData *trigdata)
 	unit_name = SPI_getvalue(tuple, desc, 3);
 	target->max_rows = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
 	/* a partition numbers its columns its own way: by name */
-	target->unit = get_attnum(RelationGetRelid(rel), unit_name);
-	if (target->unit == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("the unit column of the source of counter \"%s\" is gone", name)));
+	target->unit = target_column(rel, unit_name, name);
+	target->from = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
+	target->blocks = !isnull;
+	if (target->blocks)
+	{
+		Datum		retention = SPI_getbinval(tuple, desc, 7, &isnull);
+
+		target->until = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 6, &isnull));
+		/* rows older than the retention are never read */
+		target->from = Max(target->from, GetCurrentTimestamp() -
+						   interval_usecs(DatumGetIntervalP(retention), "retention"));
+		target->time = target_column(rel, SPI_getvalue(tuple, desc, 8), name);
+		target->time_type = TupleDescAttr(RelationGetDescr(rel), target->time - 1)->atttypid;
+		if (target->time_type != TIMESTAMPTZOID && target->time_type != TIMESTAMPOID &&
+			target->time_type != DATEOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("the time column of the source of counter \"%s\" must be a timestamptz, a timestamp or a date",
+							name)));
+	}
 	owner_end(&scope);
 	getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), target->unit - 1)->atttypid, &out, &varlena);
 	fmgr_info_cxt(out, &target->unit_out, fcinfo->flinfo->fn_mcxt);
 	return target;
+}
+
+/*
+ * Is the row timed in a block the counter paid (and no older than the
+ * retention)?  Its time in UTC, as releases cast it: a timestamp is read as
+ * UTC, a date as its midnight UTC; a row without a time is in no block.
+ */
+static bool
+in_paid_blocks(const SourceTarget *target, TriggerData *trigdata)
+{
+	bool		isnull;
+	Datum		value = heap_getattr(trigdata->tg_trigtuple, target->time,
+									 RelationGetDescr(trigdata->tg_relation), &isnull);
+	TimestampTz time;
+
+	if (isnull)
+		return false;
+	if (target->time_type == DATEOID)
+	{
+		DateADT		date = DatumGetDateADT(value);
+
+		if (DATE_NOT_FINITE(date))
+			return false;
+		time = (TimestampTz) (date) * USECS_PER_DAY;
+	}
+	else
+		time = DatumGetTimestampTz(value);
+	return time >= target->from && time < target->until;
 }
 
 PG_FUNCTION_INFO_V1(contcount_count_source_rows);
@@ -171,7 +249,7 @@ contcount_count_source_rows(PG_FUNCTION_ARGS)
 	unit = heap_getattr(trigdata->tg_trigtuple, target->unit, RelationGetDescr(trigdata->tg_relation),
 						&isnull);
 	/* a row without a unit is no one's: never counted, as in releases */
-	if (isnull)
+	if (isnull || (target->blocks && !in_paid_blocks(target, trigdata)))
 		return PointerGetDatum(NULL);
 	values[0] = Int64GetDatum(target->counter);
 	values[1] = CStringGetTextDatum(OutputFunctionCall(&target->unit_out, unit));
