@@ -82,6 +82,13 @@
 /* How long the clock waits to ask again a ledger that refused a copy. */
 #define REFUSED_RETRY_MS 60000
 
+/* What a copied counter's source is to its copy: see copied_source(). */
+typedef struct CopiedSource
+{
+	char	   *ledger;
+	char	   *gone;
+} CopiedSource;
+
 /*
  * A counter over a source with blocks: the blocks it paid for,
  * [from, until), its clock, and its source's ledger and blocks.
@@ -340,17 +347,25 @@ require_blocks(const char *name, const CounterBlocks *paid)
  * named to the one contcount.ledger chooses, with contcount.ledger set to
  * setting (unless NULL) for the charge; a counter over a protected source
  * pays the source's ledger too, or with blocks (paid not NULL) each block
- * it paid for.  Raises the ledger's error if it refuses, with paying.active
- * set so that the caller knows it for a refusal.
+ * it paid for.  Raises the ledger's error if it refuses, or if the source or
+ * its ledger is gone, with paying.active set so that the caller knows it
+ * for a refusal.
  */
 static void
 pay_again(const char *name, Oid owner, const char *ledger, const char *setting,
-		  const char *source_ledger, const CounterBlocks *paid, cc_cost cost,
+		  const CopiedSource *source, const CounterBlocks *paid, cc_cost cost,
 		  const char *statement)
 {
 	PayingScope scope;
+	const char *source_ledger = source->ledger;
 
 	begin_paying(&scope, name, owner, true, setting, statement);
+	/* raised here, a refusal of the copy: the step waits, the worker goes on */
+	if (source->gone != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" was copied, and its protected source \"%s\" or its ledger is gone",
+						name, source->gone)));
 	if (paid != NULL)
 	{
 		StoreBlockRun run = {paid->from, paid->blocks.length,
@@ -469,18 +484,19 @@ enter_blocks(const char *name, Oid owner, const CounterBlocks *paid, const Store
 
 /*
  * The ledger of the protected source a copied counter counts, which its
- * copy pays too; NULL for a counter of inserts.  An error if the source or
- * its ledger is gone: the copy cannot pay it.
+ * copy pays too (NULL for a counter of inserts), or the source's name in
+ * gone if the source or its ledger is gone: the copy cannot pay it.
  */
-static char *
-copied_source_ledger(int64 id, const char *name)
+static void
+copied_source(int64 id, const char *name, CopiedSource *source)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(id)};
-	char	   *ledger;
 
+	source->ledger = NULL;
+	source->gone = NULL;
 	if (!counter_sources_installed())
-		return NULL;
+		return;
 	if (SPI_execute_with_args("SELECT c.source, l.name FROM contcount.counter c "
 							  "LEFT JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source "
 							  "LEFT JOIN contcount.ledger l ON l.id OPERATOR(pg_catalog.=) s.ledger_id "
@@ -489,14 +505,10 @@ copied_source_ledger(int64 id, const char *name)
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the source of counter \"%s\"", name);
 	if (SPI_processed == 0)
-		return NULL;
-	ledger = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-	if (ledger == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("counter \"%s\" was copied, and its protected source \"%s\" or its ledger is gone",
-						name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1))));
-	return ledger;
+		return;
+	source->ledger = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (source->ledger == NULL)
+		source->gone = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
 /*
@@ -632,6 +644,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	if (copied)
 	{
 		char		statement[sizeof(paying_statement)];
+		CopiedSource source;
 		Oid			ptypes[4] = {INT8OID, INT8OID, OIDOID, OIDOID};
 		Datum		pargs[4];
 
@@ -645,9 +658,10 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		 * ledger; otherwise the owner's, which also decides, as it did for
 		 * the creator, whether a ledger named needs a grant.
 		 */
+		copied_source(id, name, &source);
 		pay_again(name, owner, ledger,
 				  ledger == NULL && charged != NULL ? charged : role_ledger_setting(owner),
-				  copied_source_ledger(id, name), has_blocks ? &paid : NULL,
+				  &source, has_blocks ? &paid : NULL,
 				  cc_params_cost(cc_state_params(state)), statement);
 		pargs[0] = Int64GetDatum(id);
 		pargs[1] = Int64GetDatum(here.system);

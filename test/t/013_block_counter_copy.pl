@@ -7,7 +7,8 @@
 #   first step there, then only the blocks its own clock enters; the
 #   original, back in its database, pays no copy;
 # - a source's ledger dropped: its next blocks cannot be paid, the step is
-#   not taken (tick() says why), the counter waits, the worker goes on.
+#   not taken (tick() says why), the counter waits, the worker goes on;
+#   and a copy of it, which cannot pay that ledger, waits the same way.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -142,5 +143,23 @@ is($node->safe_psql('postgres', "SELECT steps || ' ' || finished FROM contcount.
 	'3 false', 'ledger dropped: no step taken, the counter not finished');
 is($node->safe_psql('postgres', $worker_sql), $worker, 'ledger dropped: the same worker goes on');
 is(blocks('postgres'), '0:2 1:2 2:2 3:2 4:2 5:1', 'ledger dropped: no block charged');
+
+# a copy of the counter whose source's ledger is gone cannot pay: its step
+# waits, and the worker goes on (it used to fail before its paying began,
+# and restart in a loop)
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
+	'pg_dump after the ledger was dropped');
+$node->safe_psql('postgres', 'CREATE DATABASE copy2');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('copy2'), $dump ], 'pg_restore into copy2');
+serve('copy2');
+$worker = $node->safe_psql('postgres', $worker_sql);
+($ret, $out, $err) = $node->psql('copy2', "SET ROLE analyst; SELECT contcount.tick('taps_live')");
+like($err, qr/counter "taps_live" was copied, and its protected source "taps" or its ledger is gone/,
+	'copy without its ledger: tick() says why it cannot pay');
+($ret, $out, $err) = $node->psql('copy2', "SET ROLE analyst; SELECT contcount.tick('taps_live')");
+like($err, qr/its ledger is gone/, 'copy without its ledger: and says it again');
+is($node->safe_psql('postgres', $worker_sql), $worker, 'copy without its ledger: the same worker goes on');
+is($node->safe_psql('copy2', "SELECT steps FROM contcount.counters WHERE name = 'taps_live'"),
+	'3', 'copy without its ledger: no step taken');
 
 done_testing();
