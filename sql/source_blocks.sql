@@ -335,3 +335,28 @@ INSERT INTO test.block_days VALUES (1, (:'f'::timestamptz AT TIME ZONE 'UTC')::d
 SELECT pending FROM contcount.counter_internals('blk_days_live');
 SELECT contcount.drop_counter('blk_days_live');
 SELECT contcount.drop_source('blk_days');
+
+-- A zCDP data ledger: its blocks account in rho.  A Gaussian release pays
+-- each block it reads its rho; a pure one its epsilon^2 / 2 (rounded up),
+-- as the ledger would; the block that would pass its budget refuses, and
+-- no block pays.
+SELECT contcount.create_ledger('blk_z_data', rho => 1, delta => 0.000001);
+SELECT contcount.create_ledger('blk_z_team', rho => 100, delta => 0.000001);
+SELECT contcount.grant_ledger('blk_z_team', 'regress_blk_analyst');
+SELECT contcount.protect_table('blk_z', 'test.block_visits', 'user_id', 'at', 'blk_z_data');
+SELECT contcount.source_blocks('blk_z', '1 day', 0.3, '30 days');
+SELECT contcount.grant_source('blk_z', 'regress_blk_analyst');
+\c - regress_blk_analyst
+SELECT count(*) AS steps
+FROM contcount.source_running_counts('blk_z', NULL, '1 day', test.day(-3), 3, mechanism => 'gaussian_honaker',
+                                     rho => 0.125, ledger => 'blk_z_team');
+SELECT count(*) AS steps
+FROM contcount.source_running_counts('blk_z', 0.5, '1 day', test.day(-3), 2, ledger => 'blk_z_team');
+SELECT extract(day FROM block_start - test.day(0)) AS day, budget, spent, remaining, accounting
+FROM contcount.blocks WHERE source = 'blk_z' ORDER BY block_start;
+SELECT regexp_replace(test.error_of($$SELECT count(*) FROM contcount.source_running_counts('blk_z', NULL, '1 day',
+    test.day(-3), 3, mechanism => 'gaussian_honaker', rho => 0.1, ledger => 'blk_z_team')$$), '\[.*\)', '[day -3)') AS refused;
+SELECT extract(day FROM block_start - test.day(0)) AS day, spent
+FROM contcount.blocks WHERE source = 'blk_z' ORDER BY block_start;
+\c - postgres
+SELECT contcount.drop_source('blk_z');
