@@ -72,9 +72,8 @@ typedef struct Source
 	SourceBlocks blocks;		/* length 0: none */
 } Source;
 
-/* A live column of the table, by name. */
-static AttrNumber
-column_arg(FunctionCallInfo fcinfo, int argno, Oid relid, const char *what)
+AttrNumber
+source_column_arg(FunctionCallInfo fcinfo, int argno, Oid relid, const char *what)
 {
 	char	   *column = arg_text(fcinfo, argno, what);
 	AttrNumber	attnum = get_attnum(relid, column);
@@ -149,6 +148,12 @@ read_source(const char *name, bool committed_only)
 	return source;
 }
 
+Oid
+source_relid(const char *name)
+{
+	return read_source(name, false).relid;
+}
+
 /* Has role the rights of a role the source is granted to?  Owner scope. */
 static bool
 source_granted(const char *name, Oid role)
@@ -221,8 +226,8 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("relation must not be null")));
 	relid = PG_GETARG_OID(1);
-	unit = column_arg(fcinfo, 2, relid, "unit column");
-	time = column_arg(fcinfo, 3, relid, "time column");
+	unit = source_column_arg(fcinfo, 2, relid, "unit column");
+	time = source_column_arg(fcinfo, 3, relid, "time column");
 	require_time_type(relid, time);
 	max_rows = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
 	max_groups = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);

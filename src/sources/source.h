@@ -56,6 +56,17 @@ typedef struct SourceTable
  */
 extern void source_for_release(const char *name, SourceTable *table);
 
+/*
+ * The table of a source, for managing it: as committed now and with the
+ * current transaction's changes; an error (42704) if there is none.  Owner
+ * scope.
+ */
+extern Oid	source_relid(const char *name);
+
+/* A live column of relid named by argument argno; an error (42703) if none. */
+extern AttrNumber source_column_arg(FunctionCallInfo fcinfo, int argno, Oid relid,
+									const char *what);
+
 /* The name of a column of a table, or NULL if it was dropped or never was. */
 extern char *source_live_column(Oid relid, AttrNumber attnum);
 

@@ -68,24 +68,6 @@ require_value_type(Oid relid, AttrNumber attnum)
 				 errmsg("the value column of a running mean must be a smallint, integer, bigint, real, double precision or numeric")));
 }
 
-/* The source's table, as its owner reads it, for management. */
-static Oid
-source_relid(const char *source)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(source)};
-	bool		isnull;
-
-	owner_run(&plan, "SELECT relid FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("protected source \"%s\" does not exist", source)));
-	return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
-
 /*
  * source_mean_value(source, column): the running mean of column may be
  * released from source, whose arrival pattern the DBA thereby makes public.
@@ -105,12 +87,7 @@ contcount_source_mean_value(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	relid = source_relid(source);
-	attnum = get_attnum(relid, column);
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of relation \"%s\" does not exist", column,
-						get_rel_name(relid))));
+	attnum = source_column_arg(fcinfo, 1, relid, "value column");
 	require_value_type(relid, attnum);
 	values[0] = CStringGetTextDatum(source);
 	values[1] = CStringGetTextDatum(column);
