@@ -186,6 +186,23 @@ cc_count_popcount(int64_t n, int k)
 	return count + (ones == k ? 1 : 0);
 }
 
+int
+cc_popcount_classes(const cc_params *params, int64_t group, int64_t *segments, cc_class *out)
+{
+	int			n = 0;
+
+	(void) group;
+	*segments = params->horizon;
+	for (int k = 1; k <= cc_tree_levels(params->horizon); k++)
+	{
+		int64_t		steps = cc_count_popcount(params->horizon, k);
+
+		if (steps > 0)
+			out[n++] = (cc_class) {k, steps};
+	}
+	return n;
+}
+
 /* ln(e^a + e^b) */
 static double
 log_add(double a, double b)

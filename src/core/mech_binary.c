@@ -104,24 +104,6 @@ binary_bound_class(const cc_state *state, int64_t *group, int64_t *key)
 	*key = __builtin_popcountll((unsigned long long) state->t);
 }
 
-static int
-binary_bound_classes(const cc_params *params, int64_t group, int64_t *segments,
-					 cc_class *out)
-{
-	int			n = 0;
-
-	(void) group;
-	*segments = params->horizon;
-	for (int k = 1; k <= cc_tree_levels(params->horizon); k++)
-	{
-		int64_t		steps = cc_count_popcount(params->horizon, k);
-
-		if (steps > 0)
-			out[n++] = (cc_class) {k, steps};
-	}
-	return n;
-}
-
 /* popcount(t) draws of the main scale, summed exactly */
 static void
 binary_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
@@ -141,6 +123,6 @@ const cc_mechanism_ops cc_binary_ops = {
 	.push = binary_push,
 	.terms = binary_terms,
 	.bound_class = binary_bound_class,
-	.bound_classes = binary_bound_classes,
+	.bound_classes = cc_popcount_classes,
 	.bound_tail = binary_bound_tail,
 };

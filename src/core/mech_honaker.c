@@ -457,24 +457,6 @@ gaussian_honaker_noise(const cc_state *state, cc_noise *noise)
  * sigma^2 times its largest share, that of levels 0 .. k - 1 (2^d / D_d
  * falls with d).
  */
-static int
-gaussian_honaker_bound_classes(const cc_params *params, int64_t group,
-							   int64_t *segments, cc_class *out)
-{
-	int			n = 0;
-
-	(void) group;
-	*segments = params->horizon;
-	for (int k = 1; k <= cc_tree_levels(params->horizon); k++)
-	{
-		int64_t		steps = cc_count_popcount(params->horizon, k);
-
-		if (steps > 0)
-			out[n++] = (cc_class) {k, steps};
-	}
-	return n;
-}
-
 static void
 gaussian_honaker_bound_tail(const cc_params *params, int64_t group, int64_t key,
 							cc_tail *tail)
@@ -499,7 +481,7 @@ const cc_mechanism_ops cc_gaussian_honaker_ops = {
 	.gaussian_pair = gaussian_honaker_pair,
 	.part_size = honaker_size,
 	.push = gaussian_honaker_push,
-	.bound_classes = gaussian_honaker_bound_classes,
+	.bound_classes = cc_popcount_classes,
 	.bound_tail = gaussian_honaker_bound_tail,
 };
 

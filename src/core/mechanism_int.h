@@ -199,6 +199,13 @@ extern double cc_bound(const cc_state *state, const cc_noise *noise);
 /* How many of 1 .. n have popcount k (classes of tree mechanisms). */
 extern int64_t cc_count_popcount(int64_t n, int k);
 
+/*
+ * bound_classes for tree mechanisms whose step's bound depends on popcount(t)
+ * alone: one class per popcount, one segment a step.
+ */
+extern int	cc_popcount_classes(const cc_params *params, int64_t group, int64_t *segments,
+								cc_class *out);
+
 /* The inverse of a scale, rounded down: tails only grow with the scale. */
 extern double cc_inverse_scale(cc_scale b);
 

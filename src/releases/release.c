@@ -17,6 +17,7 @@
 
 #include "access/htup_details.h"
 #include "funcapi.h"
+#include "utils/array.h"
 
 #include "releases/release.h"
 
@@ -36,10 +37,41 @@ release_fields(const cc_release *release, Datum *values)
 }
 
 void
-release_values(const cc_release *release, Datum *values, bool *nulls)
+release_items_open(FunctionCallInfo fcinfo, int argno, ReleaseItems *items)
 {
+	ArrayType  *array;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("items must not be null")));
+	array = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("items must be a one-dimensional array")));
+	items->n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	array_iter_setup(&items->iter, (AnyArrayType *) array);
+}
+
+int64
+release_items_next(ReleaseItems *items, int i)
+{
+	bool		isnull;
+	Datum		item = array_iter_next(&items->iter, &isnull, i, sizeof(int64),
+									   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+
+	return isnull ? 0 : DatumGetInt64(item);
+}
+
+void
+release_put(ReturnSetInfo *rsinfo, const cc_release *release)
+{
+	Datum		values[RELEASE_NATTS];
+	bool		nulls[RELEASE_NATTS] = {0};
+
 	release_fields(release, values);
-	memset(nulls, 0, RELEASE_NATTS * sizeof(bool));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 ReleaseRowType *

@@ -7,12 +7,29 @@
 #define CONTCOUNT_RELEASE_H
 
 #include "fmgr.h"
+#include "utils/arrayaccess.h"
 
 #include "core/mechanism.h"
 
 #define RELEASE_NATTS 4
 
-extern void release_values(const cc_release *release, Datum *values, bool *nulls);
+/*
+ * The items of a series function: argument argno, a one-dimensional bigint
+ * array, whose nulls count as 0.  release_items_open checks it.
+ */
+typedef struct ReleaseItems
+{
+	int			n;
+	array_iter	iter;
+} ReleaseItems;
+
+extern void release_items_open(FunctionCallInfo fcinfo, int argno, ReleaseItems *items);
+
+/* Item i, called for i = 0 .. n - 1 in turn. */
+extern int64 release_items_next(ReleaseItems *items, int i);
+
+/* Add the release as a row to a materialized set function's result. */
+extern void release_put(ReturnSetInfo *rsinfo, const cc_release *release);
 
 /* How a function returning contcount.release builds its rows; in fn_mcxt. */
 typedef struct ReleaseRowType ReleaseRowType;

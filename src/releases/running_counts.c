@@ -16,8 +16,6 @@
 #include "postgres.h"
 
 #include "funcapi.h"
-#include "utils/array.h"
-#include "utils/arrayaccess.h"
 
 #include "common/report.h"
 #include "ledger/ledger.h"
@@ -44,23 +42,12 @@ Datum
 running_counts(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *items;
-	int			nitems;
+	ReleaseItems items;
 	SpecArgs	args;
 	cc_params	params;
 	cc_state   *state;
-	array_iter	iter;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("items must not be null")));
-	items = PG_GETARG_ARRAYTYPE_P(0);
-	if (ARR_NDIM(items) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("items must be a one-dimensional array")));
-	nitems = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
+	release_items_open(fcinfo, 0, &items);
 
 	/* the series is all there is: its length is the horizon by default */
 	spec_from_call(fcinfo, spec_argno, &args);
@@ -68,7 +55,7 @@ running_counts(PG_FUNCTION_ARGS)
 	if (args.field[SPEC_HORIZON].isnull)
 		args.field[SPEC_HORIZON] = (NullableDatum)
 		{
-			Int64GetDatum(Max(nitems, 1)), false
+			Int64GetDatum(Max(items.n, 1)), false
 		};
 	spec_to_params(&args, &params);
 	spec_notice_choice(&args, &params);
@@ -77,20 +64,13 @@ running_counts(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	state = palloc(cc_state_size(&params));
 	cc_state_init(state, &params);
-	array_iter_setup(&iter, (AnyArrayType *) items);
-	for (int i = 0; i < nitems; i++)
+	for (int i = 0; i < items.n; i++)
 	{
-		bool		isnull;
-		Datum		item = array_iter_next(&iter, &isnull, i, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 		cc_release	release;
-		Datum		values[RELEASE_NATTS];
-		bool		nulls[RELEASE_NATTS];
 
-		push_or_report(state, isnull ? 0 : DatumGetInt64(item));
+		push_or_report(state, release_items_next(&items, i));
 		cc_read(state, &release);
-		release_values(&release, values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		release_put(rsinfo, &release);
 	}
 	ledger_charge(spec_ledger(&args), cc_params_cost(&params), "running_counts");
 	return (Datum) 0;

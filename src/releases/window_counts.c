@@ -16,8 +16,6 @@
 #include "postgres.h"
 
 #include "funcapi.h"
-#include "utils/array.h"
-#include "utils/arrayaccess.h"
 #include "utils/builtins.h"
 
 #include "common/random.h"
@@ -74,39 +72,22 @@ Datum
 contcount_window_counts(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *items;
-	int			nitems;
+	ReleaseItems items;
 	cc_window_params params;
 	cc_window  *window;
-	array_iter	iter;
 	char	   *ledger = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("items must not be null")));
-	items = PG_GETARG_ARRAYTYPE_P(0);
-	if (ARR_NDIM(items) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("items must be a one-dimensional array")));
-	nitems = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
-	window_params_from_call(fcinfo, nitems, &params);
+	release_items_open(fcinfo, 0, &items);
+	window_params_from_call(fcinfo, items.n, &params);
 	ledger_check_cost(ledger, cc_pure_cost(params.epsilon_units));
 
 	InitMaterializedSRF(fcinfo, 0);
 	window = palloc(cc_window_size(&params));
 	cc_window_init(window, &params);
-	array_iter_setup(&iter, (AnyArrayType *) items);
-	for (int i = 0; i < nitems; i++)
+	for (int i = 0; i < items.n; i++)
 	{
-		bool		isnull;
-		Datum		item = array_iter_next(&iter, &isnull, i, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 		cc_release	release;
-		Datum		values[RELEASE_NATTS];
-		bool		nulls[RELEASE_NATTS];
-		cc_status	status = cc_window_push(window, isnull ? 0 : DatumGetInt64(item),
+		cc_status	status = cc_window_push(window, release_items_next(&items, i),
 											strong_rng());
 
 		if (status == CC_OVERFLOW)
@@ -116,8 +97,7 @@ contcount_window_counts(PG_FUNCTION_ARGS)
 		if (status != CC_OK)
 			report_status(status, NULL, i + 1);
 		cc_window_read(window, &release);
-		release_values(&release, values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		release_put(rsinfo, &release);
 	}
 	ledger_charge(ledger, cc_pure_cost(params.epsilon_units), "window_counts");
 	return (Datum) 0;

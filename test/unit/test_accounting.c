@@ -103,9 +103,13 @@ cks_at(long double rho, long double delta, long double a)
 		(alpha - 1.0L);
 }
 
-/* Its least value over a grid of ln a, refined around the best point. */
-static double
-cks_grid(double rho, double delta)
+/*
+ * The least value of f(x, y, a) over a grid of ln a, refined around the best
+ * point: the conversions are written apart from the code under test, and so
+ * is their search.
+ */
+static long double
+grid_min(long double (*f) (long double, long double, long double), long double x, long double y)
 {
 	long double best = INFINITY;
 	long double best_u = 0;
@@ -113,7 +117,7 @@ cks_grid(double rho, double delta)
 
 	for (long double u = -40.0L; u <= 40.0L; u += step)
 	{
-		long double v = cks_at(rho, delta, expl(u));
+		long double v = f(x, y, expl(u));
 
 		if (v < best)
 		{
@@ -128,7 +132,7 @@ cks_grid(double rho, double delta)
 		step /= 100.0L;
 		for (long double u = center - 100.0L * step; u <= center + 100.0L * step; u += step)
 		{
-			long double v = cks_at(rho, delta, expl(u));
+			long double v = f(x, y, expl(u));
 
 			if (v < best)
 			{
@@ -137,6 +141,15 @@ cks_grid(double rho, double delta)
 			}
 		}
 	}
+	return best;
+}
+
+/* epsilon for a delta at the grid's least value */
+static double
+cks_grid(double rho, double delta)
+{
+	long double best = grid_min(cks_at, rho, delta);
+
 	return best > 0 ? (double) best : 0.0;
 }
 
@@ -220,41 +233,11 @@ cks_log_delta_at(long double rho, long double epsilon, long double a)
 	return a * ((1.0L + a) * rho - epsilon) + a * logl(a / (1.0L + a)) - log1pl(a);
 }
 
-/* Its least value over a grid of ln a, refined around the best point. */
+/* delta for an epsilon at the grid's least value */
 static long double
 cks_delta_grid(double rho, double epsilon)
 {
-	long double best = INFINITY;
-	long double best_u = 0;
-	long double step = 0.01L;
-
-	for (long double u = -40.0L; u <= 40.0L; u += step)
-	{
-		long double v = cks_log_delta_at(rho, epsilon, expl(u));
-
-		if (v < best)
-		{
-			best = v;
-			best_u = u;
-		}
-	}
-	for (int round = 0; round < 6; round++)
-	{
-		long double center = best_u;
-
-		step /= 100.0L;
-		for (long double u = center - 100.0L * step; u <= center + 100.0L * step; u += step)
-		{
-			long double v = cks_log_delta_at(rho, epsilon, expl(u));
-
-			if (v < best)
-			{
-				best = v;
-				best_u = u;
-			}
-		}
-	}
-	return expl(best);
+	return expl(grid_min(cks_log_delta_at, rho, epsilon));
 }
 
 /*
