@@ -1030,6 +1030,25 @@ chernoff_quantile(const cc_piece *pieces, int n, double c, double *best_lambda)
 	return golden_min(pieces, n, lambda_max, quantile_at, c, best_lambda);
 }
 
+/* A quantile x of the noise before rounding, as a bound on its integer error. */
+static inline double
+integer_floor(double x, double rounding)
+{
+	/* against the rounding of the terms and the division */
+	return fmax(ceil(x * (1.0 + 1e-9) + rounding - 1.0), 0.0);
+}
+
+/*
+ * cheap_floor_of for zCDP kinds, the sub-Gaussian tail of a proxy variance:
+ * apart, because every read of a Gaussian release asks, and a cc_tail is
+ * large to build.
+ */
+static inline double
+zcdp_floor(double proxy, double rounding, double target)
+{
+	return integer_floor(sqrt(2.0 * proxy * (M_LN2 + LOG_SAFETY - target)), rounding);
+}
+
 /*
  * The least m whose cheap tail is at most e^target: a class's bound when
  * that is at most the cap (its precise tail may only lower it), and what
@@ -1049,8 +1068,8 @@ cheap_floor_of(const cc_params *params, const cc_tail *t, double target,
 	*lambda = 0.0;
 	*log_mgf = 0.0;
 	if (cc_kind_privacy(params->kind) == CC_ZCDP)
-		x = sqrt(2.0 * t->proxy * c);
-	else if (t->choose > 0)
+		return zcdp_floor(t->proxy, t->rounding, target);
+	if (t->choose > 0)
 	{
 		const node_grid *ng = node_grid_of(params);
 		int			k = t->choose + (t->exact > 0 ? 1 : 0);
@@ -1077,8 +1096,7 @@ cheap_floor_of(const cc_params *params, const cc_tail *t, double target,
 		x = chernoff_quantile(pieces, n, c, lambda);
 		*log_mgf = pieces_log_mgf(pieces, n, *lambda);
 	}
-	/* against the rounding of the terms and the division */
-	return fmax(ceil(x * (1.0 + 1e-9) + t->rounding - 1.0), 0.0);
+	return integer_floor(x, t->rounding);
 }
 
 /* ln of the cheap line's bound on P(|N| >= x) */
@@ -1286,14 +1304,17 @@ compute_cap(group_entry *e)
 static inline bool
 same_params(const cc_params *a, const cc_params *b)
 {
-	uint64_t	x[sizeof(cc_params) / 8];
-	uint64_t	y[sizeof(cc_params) / 8];
 	uint64_t	differ = 0;
 
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	for (size_t i = 0; i < sizeof(x) / 8; i++)
-		differ |= x[i] ^ y[i];
+	for (size_t i = 0; i < sizeof(cc_params) / 8; i++)
+	{
+		uint64_t	x;
+		uint64_t	y;
+
+		memcpy(&x, (const char *) a + 8 * i, 8);
+		memcpy(&y, (const char *) b + 8 * i, 8);
+		differ |= x ^ y;
+	}
 	return differ == 0;
 }
 
@@ -1367,13 +1388,8 @@ cc_bound(const cc_state *state, const cc_noise *noise)
 	if (ops->privacy == CC_ZCDP)
 	{
 		/* the step's own proxy, never above its class's */
-		cc_tail		tail = {.proxy = noise->proxy, .rounding = noise->rounding};
-		double		lambda;
-		double		log_mgf;
-
 		e = group_of(&state->params, 0);
-		return fmin(e->cap, cheap_floor_of(&state->params, &tail, e->log_floor, &lambda,
-											&log_mgf));
+		return fmin(e->cap, zcdp_floor(noise->proxy, noise->rounding, e->log_floor));
 	}
 	ops->bound_class(state, &group, &key);
 	e = group_of(&state->params, group);
