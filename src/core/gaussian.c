@@ -26,9 +26,9 @@
  *	  and a < 2^126;
  *	- q <= 2^127: for s = 0, t = 1 and q = 2 n d <= 2^125; for s >= 1,
  *	  t <= 2 s, t^2 <= 4 n/d and q <= 8 n^2 <= 2^127.
- * a^2 may need 252 bits; Bernoulli(exp(-a^2/q)) is drawn without it, as a
- * product of Bernoullis whose exponents have 128-bit parts
- * (bernoulli_exp_square).  Only the discrete Laplace's clamp of magnitudes
+ * a^2 may need 252 bits; when it does, Bernoulli(exp(-a^2/q)) is drawn
+ * without it, as a product of Bernoullis whose exponents have 128-bit parts
+ * (cc_bernoulli_exp_square).  Only the discrete Laplace's clamp of magnitudes
  * above INT64_MAX (probability below exp(-2^32) at t <= 2^31 + 1) departs
  * from the exact law.
  */
@@ -120,8 +120,11 @@ cc_bernoulli_exp_wide(cc_rng *rng, u128 num, u128 den)
 }
 
 /*
- * Bernoulli(exp(-a^2/q)), a >= 0, q >= 1, without forming a^2.  With
- * c = max(1, floor(q/a)) and a = m c + r (0 <= r < c),
+ * Bernoulli(exp(-a^2/q)), a >= 0, q >= 1.  When a^2 fits 128 bits, as it
+ * does but for magnitudes beyond any likely draw, exp(-a^2/q) is
+ * exp(-1)^floor(a^2/q) exp(-(a^2 mod q)/q), drawn by cc_bernoulli_exp_wide
+ * with subtractions only.  Else without forming a^2: with c = max(1,
+ * floor(q/a)) and a = m c + r (0 <= r < c),
  *
  *		a^2/q = m (a c / q) + a r / q,
  *
@@ -139,20 +142,8 @@ cc_bernoulli_exp_square(cc_rng *rng, u128 a, u128 q)
 	u128		m;
 	u128		r;
 
-	if (a == 0)
-		return true;
-	if (a < q && q <= U64_MAX_128)
-	{
-		/* the same on 64 bits: a c <= q and a r < a c fit */
-		uint64_t	a64 = (uint64_t) a;
-		uint64_t	q64 = (uint64_t) q;
-		uint64_t	c64 = q64 / a64;
-
-		for (uint64_t i = a64 / c64; i > 0; i--)
-			if (!cc_bernoulli_exp(rng, a64 * c64, q64))
-				return false;
-		return cc_bernoulli_exp(rng, a64 * (a64 % c64), q64);
-	}
+	if (a <= U64_MAX_128)
+		return cc_bernoulli_exp_wide(rng, a * a, q);
 	c = a >= q ? 1 : q / a;
 	m = a / c;
 	r = a % c;

@@ -293,9 +293,9 @@ test_bernoulli_wide(void)
 		u128		q;
 	}			square_cases[] = {
 		{3, 20},				/* a^2 < q: one draw */
-		{5, 3},					/* a >= q: c = 1, five draws of exp(-5/3) */
-		{((u128) 1 << 64) + 12345, ((u128) 1 << 127) + 1},	/* a^2 above 2^128 */
-		{(u128) 3 << 62, ((u128) 5 << 123) + 7},	/* 3.6 */
+		{5, 3},					/* a^2 formed: exp(-1) eight times, then exp(-1/3) */
+		{((u128) 1 << 64) + 12345, ((u128) 1 << 127) + 1},	/* a^2 above 2^128: m draws */
+		{(u128) 3 << 62, ((u128) 5 << 123) + 7},	/* a^2 formed, near 2^127: 3.6 */
 		{(u128) 1 << 100, (u128) 1 << 127},	/* exp(-2^73) */
 	};
 	seeded_rng	r;
