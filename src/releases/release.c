@@ -1,6 +1,7 @@
 /*
  * release.c
- *		A release as a row of type contcount.release.
+ *		A release as a row of type contcount.release, and the items array
+ *		that the series functions (running_counts, window_counts) read.
  *
  * A window calls running_count's final function for every row, and
  * heap_form_tuple was most of what that cost.  But contcount.release is four

@@ -1,12 +1,13 @@
 /*
  * release.h
  *		A release as a row of type contcount.release: t, noisy_count,
- *		stddev, bound.
+ *		stddev, bound; and the items array the series functions read.
  */
 #ifndef CONTCOUNT_RELEASE_H
 #define CONTCOUNT_RELEASE_H
 
 #include "fmgr.h"
+#include "nodes/execnodes.h"
 #include "utils/arrayaccess.h"
 
 #include "core/mechanism.h"
