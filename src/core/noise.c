@@ -38,24 +38,11 @@ bernoulli_frac(cc_rng *rng, uint64_t a, uint64_t b)
  * a^2 / 2b^2, so one uniform r below 2b^2 decides: r < 2b(b - a), odd;
  * r < 2b^2 - a^2, even; else on from k = 3.  The outcome is what the
  * trials are for, and an unpredictable branch costs more than the draw.
+ * bernoulli_exp_from(a, b, k) goes on with the trials from k.
  */
 static inline __attribute__((always_inline)) bool
-bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
+bernoulli_exp_from(cc_rng *rng, uint64_t a, uint64_t b, uint64_t k)
 {
-	uint64_t	k = 1;
-
-	if (a == 0)
-		return true;			/* exp(0): no randomness needed */
-	if (b <= UINT64_C(3037000499))	/* 2 b^2 < 2^64 */
-	{
-		uint64_t	r = cc_uniform_below(rng, 2 * b * b);
-
-		if (r < 2 * b * (b - a))
-			return true;
-		if (r < 2 * b * b - a * a)
-			return false;
-		k = 3;
-	}
 	for (;;)
 	{
 		uint64_t	bk;
@@ -67,6 +54,24 @@ bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
 			return (k & 1) == 1;
 		k++;
 	}
+}
+
+static inline __attribute__((always_inline)) bool
+bernoulli_exp_at_most_one(cc_rng *rng, uint64_t a, uint64_t b)
+{
+	if (a == 0)
+		return true;			/* exp(0): no randomness needed */
+	if (b <= UINT64_C(3037000499))	/* 2 b^2 < 2^64 */
+	{
+		uint64_t	r = cc_uniform_below(rng, 2 * b * b);
+
+		if (r < 2 * b * (b - a))
+			return true;
+		if (r < 2 * b * b - a * a)
+			return false;
+		return bernoulli_exp_from(rng, a, b, 3);
+	}
+	return bernoulli_exp_from(rng, a, b, 1);
 }
 
 /*
@@ -103,6 +108,51 @@ cc_bernoulli_exp(cc_rng *rng, uint64_t num, uint64_t den)
 	return bernoulli_exp_at_most_one(rng, num, den);
 }
 
+/*
+ * The fractional part of a geometric of parameter 1/t: u uniform below t,
+ * kept with probability exp(-u/t) (bernoulli_exp_at_most_one), else false.
+ * For t up to JOINT_MAX_T, one uniform R below 2 t^3 < 2^32 is both draws
+ * of a try: its quotient by 2 t^2 is u and its remainder the r that settles
+ * the first two trials, independent and uniform as R is.  The division by
+ * the invariant 2 t^2 is two multiplications (Lemire, Kaser and Kurz,
+ * "Faster remainder by direct computation", 2019: exact for 32-bit
+ * numerators and divisors), with the last t's factor kept.
+ */
+#define JOINT_MAX_T 1290		/* 2 * 1290^3 < 2^32 */
+
+static inline __attribute__((always_inline)) bool
+geometric_fraction(cc_rng *rng, uint64_t t, uint64_t *u)
+{
+	static uint64_t joint_t = 0;
+	static uint64_t joint_m;
+
+	if (t > JOINT_MAX_T)
+	{
+		*u = cc_uniform_below(rng, t);
+		return bernoulli_exp_at_most_one(rng, *u, t);
+	}
+	else
+	{
+		uint64_t	d = 2 * t * t;
+		uint64_t	whole;
+		uint64_t	r;
+
+		if (t != joint_t)
+		{
+			joint_m = UINT64_MAX / d + 1;
+			joint_t = t;
+		}
+		whole = cc_uniform_below(rng, d * t);
+		*u = (uint64_t) (((unsigned __int128) joint_m * whole) >> 64);
+		r = (uint64_t) (((unsigned __int128) (joint_m * whole) * d) >> 64);
+		if (r < 2 * t * (t - *u))
+			return true;		/* also every u = 0 */
+		if (r < d - *u * *u)
+			return false;
+		return bernoulli_exp_from(rng, *u, t, 3);
+	}
+}
+
 int64_t
 cc_discrete_laplace(cc_rng *rng, cc_scale b)
 {
@@ -111,14 +161,13 @@ cc_discrete_laplace(cc_rng *rng, cc_scale b)
 
 	for (;;)
 	{
-		uint64_t	u = cc_uniform_below(rng, t);
+		uint64_t	u;
 		uint64_t	v = 0;
 		uint64_t	narrow;
 		unsigned __int128 magnitude;
 		bool		negative;
 
-		/* u / t is the fractional part of a geometric of parameter 1/t */
-		if (!bernoulli_exp_at_most_one(rng, u, t))
+		if (!geometric_fraction(rng, t, &u))
 			continue;
 		/* v is its whole part: the number of Bernoulli(exp(-1)) successes */
 		while (bernoulli_exp_minus_one(rng))

@@ -201,6 +201,33 @@ check_dlap_distribution(seeded_rng *r, uint64_t num, uint64_t den, long n)
 		  "cc_dlap_variance(%g) = %g, expected %g", b, cc_dlap_variance(scale), dlap_var(b));
 }
 
+/*
+ * Draws of two scales in turn, so that the factor the sampler keeps for the
+ * last scale changes at every draw: each scale's variance must be its own.
+ */
+static void
+test_alternating_scales(seeded_rng *r)
+{
+	const cc_scale scales[2] = {{5, 1}, {997, 3}};
+	const long	n = 400000;
+	double		sumsq[2] = {0.0, 0.0};
+
+	for (long k = 0; k < 2 * n; k++)
+	{
+		double		x = (double) cc_discrete_laplace(&r->rng, scales[k & 1]);
+
+		sumsq[k & 1] += x * x;
+	}
+	for (int i = 0; i < 2; i++)
+	{
+		double		b = (double) scales[i].num / (double) scales[i].den;
+
+		CHECK(variance_consistent(sumsq[i] / n, dlap_var(b), dlap_kappa4(b), n),
+			  "alternating scales, scale %g: variance %g, expected %g", b, sumsq[i] / n,
+			  dlap_var(b));
+	}
+}
+
 static void
 test_discrete_laplace(void)
 {
@@ -213,6 +240,11 @@ test_discrete_laplace(void)
 	check_dlap_distribution(&r, 3, 2, 400000);
 	check_dlap_distribution(&r, 11, 1, 400000);
 	check_dlap_distribution(&r, 1000000007, 1000, 400000);	/* large t and s */
+	/* the last t whose two draws are one uniform, and the first that is not */
+	check_dlap_distribution(&r, 1290, 1, 400000);
+	check_dlap_distribution(&r, 1290, 7, 400000);
+	check_dlap_distribution(&r, 1291, 1, 400000);
+	test_alternating_scales(&r);
 }
 
 static void
