@@ -126,8 +126,9 @@ geometric_fraction(cc_rng *rng, uint64_t t, uint64_t *u)
 	static uint64_t joint_t = 0;
 	static uint64_t joint_m;
 
-	if (t > JOINT_MAX_T)
+	if (t == 1 || t > JOINT_MAX_T)
 	{
+		/* t = 1 takes no randomness: u = 0, kept */
 		*u = cc_uniform_below(rng, t);
 		return bernoulli_exp_at_most_one(rng, *u, t);
 	}
