@@ -1053,6 +1053,26 @@ paying_ledger(const char *ledger, bool by_source, LedgerRow *row, Oid *role)
 }
 
 /*
+ * A charge of cost for function by the current statement, to the ledger that
+ * pays (paying_ledger, whose row and name it returns).
+ */
+static const char *
+prepare_charge(const char *ledger, bool by_source, cc_cost cost, const char *function,
+			   LedgerRow *row, StoreCharge *charge)
+{
+	const char *name;
+
+	memset(charge, 0, sizeof(*charge));
+	name = paying_ledger(ledger, by_source, row, &charge->role);
+	charge->at = GetCurrentTimestamp();
+	charge->ledger = row->id;
+	charge->cost = cost;
+	charge->function = function;
+	charge->statement = debug_query_string;
+	return name;
+}
+
+/*
  * Charge for up to max_releases releases of cost each, at least one, to the
  * ledger named or contcount.ledger; return how many were paid for and the
  * ledger's id.  See ledger_charge and paying_ledger.
@@ -1063,15 +1083,8 @@ charge_releases(const char *ledger, cc_cost cost, const char *function,
 {
 	LedgerRow	row;
 	StoreCharge charge;
-	const char *name;
+	const char *name = prepare_charge(ledger, by_source, cost, function, &row, &charge);
 
-	memset(&charge, 0, sizeof(charge));
-	name = paying_ledger(ledger, by_source, &row, &charge.role);
-	charge.at = GetCurrentTimestamp();
-	charge.ledger = row.id;
-	charge.cost = cost;
-	charge.function = function;
-	charge.statement = debug_query_string;
 	*ledger_id = row.id;
 	return ledger_store_charge(row.id, name, row.budget_units, &charge, max_releases);
 }
@@ -1153,13 +1166,7 @@ ledger_charge_source_blocks(const char *source_ledger, cc_cost cost, const char 
 
 	if (run->count == 0)
 		return;
-	memset(&charge, 0, sizeof(charge));
-	name = paying_ledger(source_ledger, true, &row, &charge.role);
-	charge.at = GetCurrentTimestamp();
-	charge.ledger = row.id;
-	charge.cost = cost;
-	charge.function = function;
-	charge.statement = debug_query_string;
+	name = prepare_charge(source_ledger, true, cost, function, &row, &charge);
 	ledger_store_charge_blocks(row.id, name, block_budget_units, &charge, run);
 }
 
