@@ -646,11 +646,28 @@ item_in_format_2(const StoreItem *item, char *buf)
 	return copy;
 }
 
+/*
+ * The store's file as the storage manager holds it, owned here so that it
+ * stays open from one transaction to the next: unowned, it is closed at
+ * every transaction's end, and each new page would open the file again.
+ * The storage manager forgets an owned handle when it closes it (an
+ * invalidation, DROP DATABASE's barrier) by setting ours to NULL.
+ */
+static SMgrRelation
+store_smgr(void)
+{
+	static SMgrRelation srel = NULL;
+
+	if (srel == NULL)
+		smgrsetowner(&srel, smgropen(store_node, InvalidBackendId));
+	return srel;
+}
+
 /* The number of pages, 0 when the file does not exist (yet). */
 static BlockNumber
 store_blocks(void)
 {
-	SMgrRelation srel = smgropen(store_node, InvalidBackendId);
+	SMgrRelation srel = store_smgr();
 
 	if (!smgrexists(srel, MAIN_FORKNUM))
 		return 0;
@@ -801,9 +818,14 @@ append_item(StoreItem *item)
 	}
 	if (buf == InvalidBuffer)
 	{
-		SMgrRelation srel = smgropen(store_node, InvalidBackendId);
+		SMgrRelation srel = store_smgr();
 
-		if (!smgrexists(srel, MAIN_FORKNUM))
+		/*
+		 * A store with a page has its file.  Only the first page asks:
+		 * smgrexists() closes and reopens the file, two system calls that
+		 * would otherwise come with every new page, under the lock.
+		 */
+		if (store->last_block == InvalidBlockNumber && !smgrexists(srel, MAIN_FORKNUM))
 			smgrcreate(srel, MAIN_FORKNUM, false);
 		buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, P_NEW,
 										RBM_NORMAL, NULL, true);
