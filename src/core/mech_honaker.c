@@ -24,19 +24,25 @@
  * closes: that is the streaming form.  The release at t sums the estimates of
  * the nodes of t's binary expansion, as the binary mechanism sums their noisy
  * values, so its variance is sigma^2 times the sum over the set bits d of t
- * of 2^d / D_d.
+ * of 2^d / D_d.  The state keeps that sum over the live nodes as it goes: a
+ * step takes off the nodes it closes below its new one and adds the new one,
+ * so a release costs the same at every t, whatever the popcount of t.
  *
  * Exactness.  D_d E_d = 2^d n + D_(d-1) E_left + D_(d-1) E_right is an
  * integer, so every estimate is kept exactly as whole + frac / D_d; the noise
  * itself is drawn with integers only.  The weights make the release
- * fractional: it is rounded to the nearest integer, which is the one step in
- * doubles (summing the live nodes' fractions); it is post-processing of the
- * stored values, and never a tie (the denominators are odd; the doubles'
- * sum of at most 63 fractions errs by far less than 1e-12, which the bound's
- * margin in bounds.c covers).  The variance reported is the exact one of the
- * estimate before rounding; the integer released is within 1/2 of that
- * estimate, so its standard deviation is within 1/2 of the one reported
- * (about 1/12 more variance, in practice), and the bound counts the 1/2.
+ * fractional: it is rounded to the nearest integer, post-processing of the
+ * stored values.  The live nodes' fractions are summed in fixed point, each
+ * frac / D_d taken down to a multiple of 2^-57 (honaker_fixed): integers,
+ * so that a node closed leaves the sum exactly as it entered it.  The sum
+ * of at most 63 of them errs by less than 63 * 2^-57 < 1e-15, so the
+ * rounding can differ from the exact one only for an estimate within 1e-15
+ * of a half-integer (never exactly one: the denominators are odd), by one,
+ * which the bound's margin in bounds.c covers.  The variance reported is
+ * the exact one of the estimate before rounding; the integer released is
+ * within 1/2 of that estimate, so its standard deviation is within 1/2 of
+ * the one reported (about 1/12 more variance, in practice), and the bound
+ * counts the 1/2.
  *
  * gaussian_honaker is the same tree with discrete Gaussian noise for rho-zCDP.
  * The node sums form a vector in which an item is in L nodes, one a level;
@@ -60,10 +66,7 @@ denominator(int d)
 	return (UINT64_C(2) << d) - 1;
 }
 
-/*
- * 1 / D_d for every level, folded by the compiler: every push sums the live
- * levels' fractions, and multiplies rather than divides for each.
- */
+/* 1 / D_d for every level, folded by the compiler: the shares and weights */
 #define INVERSE(d) (1.0 / (double) ((UINT64_C(2) << (d)) - 1))
 #define INVERSE4(d) INVERSE(d), INVERSE(d + 1), INVERSE(d + 2), INVERSE(d + 3)
 #define INVERSE16(d) INVERSE4(d), INVERSE4(d + 4), INVERSE4(d + 8), INVERSE4(d + 12)
@@ -177,6 +180,69 @@ floor_divide(__int128 n, int d, int64_t *q, int64_t *r)
 	return true;
 }
 
+/*
+ * frac / D_d in fixed point with FIXED_BITS bits after the point, rounded
+ * down: floor(frac 2^57 / D_d).  63 of them, each below 2^57, sum below 2^63.
+ * The levels that close most often have constant divisors and a 64-bit
+ * numerator (frac < 2^6), which the compiler turns into multiplications.
+ */
+#define FIXED_BITS 57
+
+static inline uint64_t
+honaker_fixed(int64_t frac, int d)
+{
+	uint64_t	f = (uint64_t) frac;
+
+	switch (d)
+	{
+		case 0:
+			return 0;			/* D_0 = 1: frac is 0 */
+		case 1:
+			return (f << FIXED_BITS) / 3;
+		case 2:
+			return (f << FIXED_BITS) / 7;
+		case 3:
+			return (f << FIXED_BITS) / 15;
+		case 4:
+			return (f << FIXED_BITS) / 31;
+		case 5:
+			return (f << FIXED_BITS) / 63;
+		default:
+			return (uint64_t) (((unsigned __int128) f << FIXED_BITS) / denominator(d));
+	}
+}
+
+/*
+ * A stored part: a node in range at every level, zero where t's bit is not
+ * set, and live sums that are the live nodes'.
+ */
+static bool
+honaker_part_valid(const cc_params *params, int64_t t, const void *bytes)
+{
+	cc_honaker_part part;
+	__int128	wholes = 0;
+	uint64_t	fixed = 0;
+
+	memcpy(&part, bytes, sizeof(part));
+	for (int d = 0; d < cc_tree_levels(params->horizon); d++)
+	{
+		cc_honaker_node node;
+
+		memcpy(&node, (const char *) bytes + sizeof(part) + d * sizeof(node), sizeof(node));
+		if (node.frac < 0 || (uint64_t) node.frac >= denominator(d))
+			return false;
+		if ((((uint64_t) t >> d) & 1) == 0)
+		{
+			if (node.exact != 0 || node.whole != 0 || node.frac != 0)
+				return false;
+			continue;
+		}
+		wholes += node.whole;
+		fixed += honaker_fixed(node.frac, d);
+	}
+	return wholes == part.live_whole && fixed == part.live_fixed;
+}
+
 /* a node's noise, of the state's scale */
 typedef int64_t (*node_draw) (cc_rng *rng, cc_scale scale);
 
@@ -185,7 +251,8 @@ typedef int64_t (*node_draw) (cc_rng *rng, cc_scale scale);
  * Each gets its draw, and its estimate from its left child (the live node one
  * level down) and its right child (the interval closed just before it, below
  * it).  Only the highest becomes a live node; the others live on in its
- * estimate.  Then the release is the rounded sum of the live estimates.
+ * estimate, and leave the live sums.  Then the release is the rounded sum of
+ * the live estimates.
  * Inlined into each kind's push with its draw, so that the draw is a direct
  * call.
  */
@@ -199,8 +266,8 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 	int64_t		exact = x;
 	__int128	scaled;			/* D_j times the estimate's error, level j */
 	int64_t		error_whole;
-	__int128	wholes = 0;
-	double		fractions = 0.0;
+	__int128	wholes = part->live_whole;
+	uint64_t	fixed = part->live_fixed;
 
 	/*
 	 * The estimate's error, not the estimate, is carried up: it needs fewer
@@ -221,6 +288,8 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 			__builtin_add_overflow(scaled, own, &scaled))
 			return CC_OVERFLOW;
 		/* it lives on in the new node (a loop: memset's start costs more) */
+		wholes -= left->whole;
+		fixed -= honaker_fixed(left->frac, j - 1);
 		*left = (cc_honaker_node) {0, 0, 0};
 	}
 
@@ -229,20 +298,15 @@ tree_push(cc_state *state, int64_t x, cc_rng *rng, node_draw draw)
 		return CC_OVERFLOW;
 	node[closing].exact = exact;
 
-	/* the release: at most 63 int64 wholes, which 128 bits hold */
-	for (uint64_t bits = (uint64_t) t; bits != 0; bits &= bits - 1)
-	{
-		int			d = __builtin_ctzll(bits);
-
-		wholes += node[d].whole;
-		fractions += (double) node[d].frac * inverse_denominator[d];
-	}
-	/* and the share of a draw's variance that reads report */
-	part->share = share_of((uint64_t) t);
-	part->top_weight = (double) (UINT64_C(1) << closing) * inverse_denominator[closing];
-	/* fractions is in [0, L): truncating adds 1/2 rounds it, without a call */
-	wholes += (int64_t) (fractions + 0.5);
+	/* the live sums, and the release: fixed / 2^57 rounded to the nearest */
+	wholes += node[closing].whole;
+	fixed += honaker_fixed(node[closing].frac, closing);
 	if (wholes < INT64_MIN || wholes > INT64_MAX)
+		return CC_OVERFLOW;
+	part->live_whole = (int64_t) wholes;
+	part->live_fixed = fixed;
+	wholes += (fixed + (UINT64_C(1) << (FIXED_BITS - 1))) >> FIXED_BITS;
+	if (wholes > INT64_MAX)
 		return CC_OVERFLOW;
 	state->noisy = (int64_t) wholes;
 	return CC_OK;
@@ -283,9 +347,7 @@ gaussian_honaker_push(cc_state *state, int64_t x, cc_rng *rng)
 static void
 honaker_noise(const cc_state *state, cc_noise *noise)
 {
-	const cc_honaker_part *part = cc_state_part(state);
-
-	noise->variance = part->share * state->scale_variance;
+	noise->variance = share_of((uint64_t) state->t) * state->scale_variance;
 	noise->rounding = 0.5;
 }
 
@@ -445,10 +507,10 @@ gaussian_honaker_pair(const cc_params *params, cc_gauss *gauss)
 static void
 gaussian_honaker_noise(const cc_state *state, cc_noise *noise)
 {
-	const cc_honaker_part *part = cc_state_part(state);
+	double		share = share_of((uint64_t) state->t);
 
-	noise->variance = part->share * state->scale_variance;
-	noise->proxy = part->share * cc_scale_value(state->scale);
+	noise->variance = share * state->scale_variance;
+	noise->proxy = share * cc_scale_value(state->scale);
 	noise->rounding = 0.5;
 }
 
@@ -483,6 +545,7 @@ const cc_mechanism_ops cc_gaussian_honaker_ops = {
 	.push = gaussian_honaker_push,
 	.bound_classes = cc_popcount_classes,
 	.bound_tail = gaussian_honaker_bound_tail,
+	.part_valid = honaker_part_valid,
 };
 
 const cc_mechanism_ops cc_honaker_ops = {
@@ -496,4 +559,5 @@ const cc_mechanism_ops cc_honaker_ops = {
 	.bound_classes = honaker_bound_classes,
 	.bound_tail = honaker_bound_tail,
 	.node_pieces = honaker_node_pieces,
+	.part_valid = honaker_part_valid,
 };

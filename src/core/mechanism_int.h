@@ -251,16 +251,17 @@ extern cc_status cc_tree_push(cc_tree *tree, int64_t x, cc_scale scale,
 							  cc_rng *rng);
 
 /*
- * The Honaker mechanism's state (mech_honaker.c): what reads need, then one
- * node a level.  A node is the latest closed dyadic interval of its level d,
- * live for the set bits of t only; its estimate is whole + frac / D_d,
- * exactly, with D_d = 2^(d+1) - 1.
+ * The Honaker mechanism's state (mech_honaker.c): the release's sums over
+ * the live nodes, then one node a level.  A node is the latest closed dyadic
+ * interval of its level d, live for the set bits of t only (the others are
+ * all zero); its estimate is whole + frac / D_d, exactly, with
+ * D_d = 2^(d+1) - 1.
  */
 typedef struct cc_honaker_part
 {
-	double		share;			/* sum of 2^d / D_d over the live levels */
-	double		top_weight;		/* 2^d / D_d at the lowest live level; no
-								 * longer read, kept for the stored layout */
+	int64_t		live_whole;		/* the live nodes' wholes, summed */
+	uint64_t	live_fixed;		/* and their fractions, in fixed point
+								 * (honaker_fixed) */
 	/* followed by one cc_honaker_node a level */
 } cc_honaker_part;
 

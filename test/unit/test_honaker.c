@@ -154,6 +154,52 @@ test_zero_noise(cc_params p)
 	free(s);
 }
 
+/*
+ * A state read back is checked (cc_state_valid): valid as written at every
+ * step, and not with its live sums off by one, a node of a level that is not
+ * live set, or a live node's fraction out of [0, D_d).
+ */
+static void
+test_part_valid(cc_params p)
+{
+	seeded_rng r;
+	cc_state   *s = new_state(&p);
+	size_t		size = cc_state_size(&p);
+	char	   *copy = malloc(size);
+	cc_honaker_part *part = (cc_honaker_part *) ((char *) copy + ((char *) cc_state_part(s) - (char *) s));
+	cc_honaker_node *node = cc_honaker_nodes(part);
+	int			invalid = 0;
+
+	seeded_rng_init(&r, 44);
+	for (int64_t t = 1; t <= 300; t++)
+	{
+		cc_push(s, (int64_t) cc_uniform_below(&r.rng, 3), &r.rng);
+		invalid += !cc_state_valid(s, size);
+	}
+	CHECK(invalid == 0, "%s: %d states invalid as written", cc_kind_name(p.kind), invalid);
+
+	/* t = 300 = 100101100b: levels 2, 3, 5 and 8 live */
+	memcpy(copy, s, size);
+	part->live_whole++;
+	CHECK(!cc_state_valid(copy, size), "%s: live wholes off by one", cc_kind_name(p.kind));
+	memcpy(copy, s, size);
+	part->live_fixed--;
+	CHECK(!cc_state_valid(copy, size), "%s: live fractions off by one", cc_kind_name(p.kind));
+	memcpy(copy, s, size);
+	node[4].exact = 1;
+	CHECK(!cc_state_valid(copy, size), "%s: a node set at a level not live", cc_kind_name(p.kind));
+	memcpy(copy, s, size);
+	node[5].frac = denominator(5);
+	CHECK(!cc_state_valid(copy, size), "%s: a fraction of D_d", cc_kind_name(p.kind));
+	memcpy(copy, s, size);
+	node[3].frac = -1;
+	CHECK(!cc_state_valid(copy, size), "%s: a negative fraction", cc_kind_name(p.kind));
+	memcpy(copy, s, size);
+	CHECK(cc_state_valid(copy, size), "%s: the copy itself", cc_kind_name(p.kind));
+	free(copy);
+	free(s);
+}
+
 /* Parameters and state: as the binary mechanism's, 24 bytes a level. */
 static void
 test_state(void)
@@ -224,6 +270,8 @@ test_honaker(void)
 	test_replay(params_zcdp(CC_GAUSSIAN_HONAKER, 0.3, REPLAY_T), gaussian_draw);
 	test_zero_noise(params_for(CC_HONAKER, 1000, 777));
 	test_zero_noise(params_zcdp(CC_GAUSSIAN_HONAKER, 1000, 777));
+	test_part_valid(params_for(CC_HONAKER, 0.7, 1000));
+	test_part_valid(params_zcdp(CC_GAUSSIAN_HONAKER, 0.3, 1000));
 	test_state();
 	test_figures();
 }
