@@ -1035,7 +1035,10 @@ static inline double
 integer_floor(double x, double rounding)
 {
 	/* against the rounding of the terms and the division */
-	return fmax(ceil(x * (1.0 + 1e-9) + rounding - 1.0), 0.0);
+	double		m = ceil(x * (1.0 + 1e-9) + rounding - 1.0);
+
+	/* fmax(m, 0) without its call: NaN gives 0 too */
+	return m > 0.0 ? m : 0.0;
 }
 
 /*

@@ -235,7 +235,10 @@ cc_dgauss_draw(cc_rng *rng, cc_scale sigma2, int64_t *out)
 		u128		xdt = (u128) x * plan.dt;
 		u128		a = xdt >= plan.n ? xdt - plan.n : plan.n - xdt;
 
-		if (cc_bernoulli_exp_square(rng, a, plan.q))
+		/* a^2 and q within 64 bits, nearly always: the 64-bit sampler at once */
+		if (plan.q <= U64_MAX_128 && a <= UINT32_MAX ?
+			cc_bernoulli_exp(rng, (uint64_t) (a * a), (uint64_t) plan.q) :
+			cc_bernoulli_exp_square(rng, a, plan.q))
 		{
 			*out = y;
 			return CC_OK;

@@ -199,13 +199,6 @@ cc_discrete_laplace(cc_rng *rng, cc_scale b)
 }
 
 double
-cc_scale_value(cc_scale b)
-{
-	/* whole scales, the usual ones, need no division: a window reads per row */
-	return b.den == 1 ? (double) b.num : (double) b.num / (double) b.den;
-}
-
-double
 cc_dlap_variance(cc_scale b)
 {
 	double		x = (double) b.den / (double) b.num;	/* 1 / b */
