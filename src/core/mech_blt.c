@@ -313,11 +313,18 @@ noise_at(int entry, int shift, cc_scale sigma2, double sigma2_variance, int64_t 
 	const entry_forms *f = forms_of(entry);
 	double		coefficients;
 	double		squares = cc_blt_step_error(&f->noise, (double) t, &coefficients);
-	double		k = ldexp(1.0, shift);
 
-	noise->variance = sigma2_variance * squares / (k * k);
-	noise->proxy = cc_scale_value(sigma2) * squares / (k * k);
-	noise->rounding = 0.5 + f->deviation * coefficients * SAFETY / k;
+	/*
+	 * 1 / K and 1 / K^2, powers of two (shift <= MAX_SHIFT): multiplying by
+	 * them is dividing by K and K^2, exactly, without a division or a call,
+	 * for a window reads this at every row
+	 */
+	double		inv_k = 1.0 / (double) (UINT64_C(1) << shift);
+	double		inv_k2 = inv_k * inv_k;
+
+	noise->variance = sigma2_variance * squares * inv_k2;
+	noise->proxy = cc_scale_value(sigma2) * squares * inv_k2;
+	noise->rounding = 0.5 + f->deviation * coefficients * SAFETY * inv_k;
 }
 
 static void
