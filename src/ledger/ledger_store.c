@@ -251,6 +251,15 @@ typedef struct CompactItem
 	char		text[FLEXIBLE_ARRAY_MEMBER];
 } CompactItem;
 
+/*
+ * The fields a compact item keeps, under the same names in both layouts:
+ * COMPACT_FIELDS(COPY_FIELD) copies them from "from" to "to", either way.
+ */
+#define COMPACT_FIELDS(COPY) \
+	COPY(role) COPY(accounting) COPY(ledger) COPY(units) COPY(at) \
+	COPY(release_units) COPY(releases)
+#define COPY_FIELD(field) to->field = from->field;
+
 #define ITEM_FIXED_1 ((int) offsetof(StoreItem, release_units))
 #define COMPACT_FIXED ((int) offsetof(CompactItem, text))
 #define ITEM_FIXED ((int) offsetof(StoreItem, text))
@@ -425,7 +434,8 @@ build_item(char *buf, ItemKind kind, int64 ledger, uint64 units,
 static const StoreItem *
 seal_item(StoreItem *item, char *buf)
 {
-	CompactItem *compact = (CompactItem *) buf;
+	const StoreItem *from = item;
+	CompactItem *to = (CompactItem *) buf;
 	int			textlen = item->length - ITEM_FIXED;
 
 	if ((ITEM_KIND(item) != ITEM_CHARGE && ITEM_KIND(item) != ITEM_REFUND) ||
@@ -436,18 +446,12 @@ seal_item(StoreItem *item, char *buf)
 		item->crc = item_crc(item);
 		return item;
 	}
-	compact->length = COMPACT_FIXED + textlen;
-	compact->kind = item->kind | ITEM_COMPACT;
-	compact->role = item->role;
-	compact->accounting = item->accounting;
-	compact->ledger = item->ledger;
-	compact->units = item->units;
-	compact->at = item->at;
-	compact->release_units = item->release_units;
-	compact->releases = item->releases;
-	memcpy(compact->text, item->text, textlen);
-	compact->crc = item_crc((const StoreItem *) compact);
-	return (const StoreItem *) compact;
+	to->length = COMPACT_FIXED + textlen;
+	to->kind = item->kind | ITEM_COMPACT;
+	COMPACT_FIELDS(COPY_FIELD);
+	memcpy(to->text, item->text, textlen);
+	to->crc = item_crc((const StoreItem *) to);
+	return (const StoreItem *) to;
 }
 
 static void
@@ -693,21 +697,16 @@ item_in_format_2(const StoreItem *item, char *buf)
 
 	if (item->kind & ITEM_COMPACT)
 	{
-		const CompactItem *compact = (const CompactItem *) item;
+		const CompactItem *from = (const CompactItem *) item;
+		StoreItem  *to = copy;
 
 		memset(buf, 0, ITEM_FIXED);
-		copy->crc = compact->crc;
-		copy->kind = compact->kind & ~ITEM_COMPACT;
-		copy->role = compact->role;
-		copy->accounting = compact->accounting;
-		copy->ledger = compact->ledger;
-		copy->units = compact->units;
-		copy->at = compact->at;
-		copy->release_units = compact->release_units;
-		copy->releases = compact->releases;
-		memcpy(copy->text, compact->text, compact->length - COMPACT_FIXED);
-		copy->length = compact->length + (ITEM_FIXED - COMPACT_FIXED);
-		return copy;
+		to->crc = from->crc;
+		to->kind = from->kind & ~ITEM_COMPACT;
+		COMPACT_FIELDS(COPY_FIELD);
+		memcpy(to->text, from->text, from->length - COMPACT_FIXED);
+		to->length = from->length + (ITEM_FIXED - COMPACT_FIXED);
+		return to;
 	}
 	if (item->kind & ITEM_FORMAT_2)
 		return item;
