@@ -227,25 +227,32 @@ cc_blt_column_norm2(const cc_blt *blt, double n)
  * b_k^2 = beta^2 + 2 beta sum_j alpha_j theta_j^k
  *		   + sum_{j,l} alpha_j alpha_l (theta_j theta_l)^k,
  * summed over k < t term by term.  With p_j = theta_j^t and e_j = 1 - p_j,
- * 1 - p_j p_l = e_j + p_j e_l: one expm1 a buffer, none a pair.  p_j is
- * taken as 1 - e_j, which is off by an ulp of 1 at most: where p_j is tiny
- * e_j is near 1 and that ulp is lost in e_j + p_j e_l.  A window reads this
- * at every row.
+ * 1 - p_j p_l = e_j + p_j e_l: one expm1 a buffer (cc_blt_decays), none a
+ * pair.  p_j is taken as 1 - e_j, which is off by an ulp of 1 at most: where
+ * p_j is tiny e_j is near 1 and that ulp is lost in e_j + p_j e_l.
  */
-double
-cc_blt_step_error(const cc_blt_noise *noise, double t, double *coefficients)
+void
+cc_blt_decays(const cc_blt_noise *noise, double t, double *e)
 {
-	double		p[CC_BLT_MAX_BUFFERS];
-	double		e[CC_BLT_MAX_BUFFERS];
-	double		sum = t * noise->beta * noise->beta;
-	double		plain = t * noise->beta;
-
 	for (int j = 0; j < noise->buffers; j++)
 	{
 		double		tl = t * noise->log_theta[j];
 
 		/* below -38, theta_j^t < 2^-54 and 1 - theta_j^t rounds to 1 */
 		e[j] = tl < -38.0 ? 1.0 : -expm1(tl);
+	}
+}
+
+double
+cc_blt_step_error_of(const cc_blt_noise *noise, double t, const double *e,
+					 double *coefficients)
+{
+	double		p[CC_BLT_MAX_BUFFERS];
+	double		sum = t * noise->beta * noise->beta;
+	double		plain = t * noise->beta;
+
+	for (int j = 0; j < noise->buffers; j++)
+	{
 		p[j] = 1.0 - e[j];
 		plain += noise->linear[j] * e[j];
 		sum += 2.0 * noise->beta * noise->linear[j] * e[j];
@@ -256,6 +263,15 @@ cc_blt_step_error(const cc_blt_noise *noise, double t, double *coefficients)
 		for (int l = j; l < noise->buffers; l++)
 			sum += noise->pair[j][l] * (e[j] + p[j] * e[l]);
 	return sum;
+}
+
+double
+cc_blt_step_error(const cc_blt_noise *noise, double t, double *coefficients)
+{
+	double		e[CC_BLT_MAX_BUFFERS];
+
+	cc_blt_decays(noise, t, e);
+	return cc_blt_step_error_of(noise, t, e, coefficients);
 }
 
 double

@@ -78,6 +78,14 @@ extern double cc_blt_column_norm2(const cc_blt *blt, double n);
  */
 extern double cc_blt_step_error(const cc_blt_noise *noise, double t, double *sum);
 
+/*
+ * Its two halves: e_j = 1 - theta_j^t for each buffer, and the sums from
+ * them, for a caller that has e_j by other means (mech_blt.c).
+ */
+extern void cc_blt_decays(const cc_blt_noise *noise, double t, double *e);
+extern double cc_blt_step_error_of(const cc_blt_noise *noise, double t, const double *e,
+								   double *sum);
+
 /* sum_{t=1}^{n} cc_blt_step_error(t): n times the mean variance over n steps. */
 extern double cc_blt_error_sum(const cc_blt_noise *noise, double n);
 

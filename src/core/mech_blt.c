@@ -44,14 +44,16 @@
  * (gaussian.h).  The closed forms of blt.c are in doubles; every one is a
  * sum of positive terms accurate to a few units in the last place, and the
  * bound is inflated by 1e-9 (and rounded up to sigma^2's fraction) so that
- * privacy is never overstated.  K is the largest power of two up to 2^32
- * for which sigma^2 fits the sampler (2^62): the E sqrt(T) term then costs
- * 2e-6 of the variance at T = 2^20, rho = 1/2 (K = 2^29), 1.5e-3 at 2^40.
+ * privacy is never overstated.  K is the least power of two for which the
+ * E sqrt(T) term is at most 2^-16 of K Delta ||c|| (so it costs at most
+ * 3.1e-5 of the variance; K = 2^25 at T = 2^20, Delta = 1), but at most
+ * 2^32 and at most what keeps sigma^2 within the sampler's 2^62, which
+ * binds from about T = 2^30 and leaves the term 1.5e-3 at 2^40.
  *
  * Error.  The same argument on the release path: q_t = K x_t + e_t with
  * e = C^-1 (z + eta), |eta_t| < E, so Y_t = K (A x)_t + (B z)_t + (B eta)_t
  * with B = A C^-1, whose coefficients b_k are positive (blt.h).  The release
- * is A x plus (B z)_t / K, plus at most E sum_{k<t} b_k / K (2e-6 at 2^20,
+ * is A x plus (B z)_t / K, plus at most E sum_{k<t} b_k / K (3.2e-5 at 2^20,
  * 3e-3 at 2^40), plus the rounding's 1/2.  The variance reported is the exact one of
  * (B z)_t / K, sigma^2's discrete Gaussian variance times sum_{k<t} b_k^2 /
  * K^2; the bound adds the two deterministic terms.
@@ -68,6 +70,8 @@
 #define FRACTION_BITS 24
 /* K F <= 2^56: buffers stay below 2^119 for counts below 2^63 */
 #define MAX_SHIFT 32
+/* E sqrt(T) <= 2^-16 K Delta ||c||: see blt_plan_of() */
+#define DEVIATION_BITS 16
 /*
  * The table's last entry; beyond it the fixed point's E sqrt(T) term would
  * cost more than the 1.5e-3 of the variance it costs there.
@@ -84,6 +88,10 @@ typedef struct blt_plan
 	cc_scale	sigma2;
 } blt_plan;
 
+/* A read's decays come by blocks of 2^BLOCK_BITS steps: see decays_at(). */
+#define BLOCK_BITS 6
+#define BLOCK_STEPS (1 << BLOCK_BITS)
+
 /* B's coefficients and E, for each table entry: computed once per process */
 typedef struct entry_forms
 {
@@ -91,6 +99,8 @@ typedef struct entry_forms
 	bool		valid;
 	cc_blt_noise noise;
 	double		deviation;		/* E */
+	/* 1 - theta_j^k for k < BLOCK_STEPS, k the row */
+	double		within[BLOCK_STEPS][CC_BLT_MAX_BUFFERS];
 } entry_forms;
 
 static entry_forms forms[CC_BLT_ENTRIES];
@@ -117,6 +127,9 @@ forms_of(int entry)
 		for (int j = 0; j < blt.buffers; j++)
 			scales += blt.omega[j] / blt.phi[j];
 		f->deviation = (1.0 + ldexp(scales, -FRACTION_BITS)) * SAFETY;
+		if (f->valid)
+			for (int k = 0; k < BLOCK_STEPS; k++)
+				cc_blt_decays(&f->noise, (double) k, f->within[k]);
 		f->ready = true;
 	}
 	return f;
@@ -124,8 +137,14 @@ forms_of(int entry)
 
 /*
  * The entry, K and sigma^2 for checked parameters: sigma^2 for the L2
- * sensitivity K Delta ||c|| + E sqrt(T) of the head of the file, with the
- * largest K the sampler takes.
+ * sensitivity K Delta ||c|| + E sqrt(T) of the head of the file.  K is the
+ * least power of two for which E sqrt(T) is at most 2^-DEVIATION_BITS of
+ * K Delta ||c|| (the fixed point then costs at most 3.1e-5 of the
+ * variance), and at most MAX_SHIFT and what the sampler takes.  Why not the
+ * largest K: sigma grows with K, and above 2^32 or so the sampler's uniform
+ * draws below t and 2 t^2 reject often enough to cost a division every
+ * other draw, and its acceptance test needs 128 bits; a step of a window
+ * costs 11% more at T = 10^6 with K = 2^29 than with 2^25.
  */
 static cc_status
 blt_plan_of(const cc_params *p, blt_plan *plan)
@@ -133,6 +152,7 @@ blt_plan_of(const cc_params *p, blt_plan *plan)
 	const entry_forms *f;
 	cc_blt		blt;
 	double		column;
+	double		least;
 
 	plan->entry = entry_for(p->horizon);
 	f = forms_of(plan->entry);
@@ -140,7 +160,9 @@ blt_plan_of(const cc_params *p, blt_plan *plan)
 		return CC_SCALE_TOO_LARGE;
 	cc_blt_of_entry(&cc_blt_table[plan->entry], &blt);
 	column = sqrt(cc_blt_column_norm2(&blt, (double) p->horizon) * SAFETY);
-	for (plan->shift = MAX_SHIFT; plan->shift >= 0; plan->shift--)
+	least = ceil(log2(ldexp(f->deviation * sqrt((double) p->horizon), DEVIATION_BITS) /
+					  ((double) p->sensitivity * column)));
+	for (plan->shift = (int) fmax(0.0, fmin(least, MAX_SHIFT)); plan->shift >= 0; plan->shift--)
 	{
 		double		l2 = ldexp((double) p->sensitivity * column, plan->shift) +
 			f->deviation * sqrt((double) p->horizon);
@@ -303,6 +325,37 @@ blt_push(cc_state *state, int64_t x, cc_rng *rng)
 }
 
 /*
+ * e_j = 1 - theta_j^t for a read at step t.  A window reads every step in
+ * turn, and an expm1 a buffer at each was half of its read: with t = b + k,
+ * b the start of t's block, 1 - theta^t = (1 - theta^b) + theta^b (1 -
+ * theta^k), the first term computed once for the block (kept while reads
+ * stay in it) and the last from the entry's table.  A sum of positive terms,
+ * so as accurate as the expm1 itself, and the same for a t however the reads
+ * reached it.
+ */
+static void
+decays_at(const entry_forms *f, int entry, int64_t t, double *e)
+{
+	static struct
+	{
+		int			entry;
+		int64_t		block;
+		double		e[CC_BLT_MAX_BUFFERS];
+	}			last = {.entry = -1};
+	int64_t		block = t >> BLOCK_BITS;
+	const double *within = f->within[t & (BLOCK_STEPS - 1)];
+
+	if (last.entry != entry || last.block != block)
+	{
+		cc_blt_decays(&f->noise, (double) (block << BLOCK_BITS), last.e);
+		last.entry = entry;
+		last.block = block;
+	}
+	for (int j = 0; j < f->noise.buffers; j++)
+		e[j] = last.e[j] + (1.0 - last.e[j]) * within[j];
+}
+
+/*
  * The head of the file's error at step t: (B z)_t / K, the deviation, the
  * rounding.
  */
@@ -311,8 +364,9 @@ noise_at(int entry, int shift, cc_scale sigma2, double sigma2_variance, int64_t 
 		 cc_noise *noise)
 {
 	const entry_forms *f = forms_of(entry);
+	double		e[CC_BLT_MAX_BUFFERS];
 	double		coefficients;
-	double		squares = cc_blt_step_error(&f->noise, (double) t, &coefficients);
+	double		squares;
 
 	/*
 	 * 1 / K and 1 / K^2, powers of two (shift <= MAX_SHIFT): multiplying by
@@ -322,6 +376,8 @@ noise_at(int entry, int shift, cc_scale sigma2, double sigma2_variance, int64_t 
 	double		inv_k = 1.0 / (double) (UINT64_C(1) << shift);
 	double		inv_k2 = inv_k * inv_k;
 
+	decays_at(f, entry, t, e);
+	squares = cc_blt_step_error_of(&f->noise, (double) t, e, &coefficients);
 	noise->variance = sigma2_variance * squares * inv_k2;
 	noise->proxy = cc_scale_value(sigma2) * squares * inv_k2;
 	noise->rounding = 0.5 + f->deviation * coefficients * SAFETY * inv_k;

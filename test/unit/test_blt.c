@@ -19,6 +19,8 @@
 #include <string.h>
 
 #define FRACTION_BITS 24
+/* far enough that a read there is in another block of mech_blt.c's */
+#define BLOCK_STEPS_APART 1000
 
 static int
 entry_for(int64_t horizon)
@@ -200,8 +202,10 @@ test_table(void)
  * The sensitivity against the materialized C for small horizons: every
  * column's norm (the first is the largest), then the calibration of the
  * state: sigma^2 at least (K Delta ||c|| + E sqrt(T))^2 / (2 rho), and not
- * above it by more than rounding; K the largest power of two up to 2^32
- * whose sigma^2 the sampler takes (2^62 at most).
+ * above it by more than rounding; K the least power of two for which E
+ * sqrt(T) is at most 2^-16 of K Delta ||c||, or where that K's sigma^2 would
+ * be more than the sampler takes (2^62), the largest below whose sigma^2 it
+ * takes.
  */
 static void
 test_sensitivity(void)
@@ -249,6 +253,7 @@ test_sensitivity(void)
 			long double needed;
 			long double doubled;
 			long double sigma2;
+			long double small;
 
 			p.sensitivity = cases[i].sensitivity;
 			s = new_state(&p);
@@ -261,9 +266,14 @@ test_sensitivity(void)
 			l2 = ldexpl(cases[i].sensitivity * sqrtl(most), (int) part->shift + 1) +
 				deviation(k) * sqrtl((long double) T);
 			doubled = l2 * l2 / (2.0L * (long double) p.rho_units / 1e9L);
+			/* E sqrt(T) against K Delta ||c||, and against it with K halved */
+			small = deviation(k) * sqrtl((long double) T) /
+				ldexpl(cases[i].sensitivity * sqrtl(most), (int) part->shift - 16);
 			if (!(sigma2 >= needed && sigma2 <= needed * (1.0L + 1e-8L) && part->entry == k &&
 				  part->shift >= 0 && part->shift <= 32 &&
-				  (part->shift == 32 || doubled > ldexpl(1.0L, 62) * (1.0L - 1e-8L))))
+				  (small <= 1.0L + 1e-8L ?
+				   part->shift == 0 || part->shift == 32 || 2.0L * small > 1.0L - 1e-8L :
+				   part->shift == 32 || doubled > ldexpl(1.0L, 62) * (1.0L - 1e-8L))))
 			{
 				if (bad_calibrations++ < 5)
 					fprintf(stderr, "blt T = %lld, Delta %lld, rho %g: sigma^2 %.12Lg for %.12Lg, "
@@ -801,6 +811,64 @@ test_figures(void)
 	free(s);
 }
 
+/*
+ * A read's variance comes from decays kept by blocks of steps (mech_blt.c):
+ * against the closed form at every step of a window's first 10^5 and at
+ * 10^5 scattered steps, to a few units in the last place (the closed form
+ * is itself that close to the sums, test_table), with every table entry's
+ * blocks first reached mid-block; and a step read again after others gives
+ * the very same value.
+ */
+static void
+test_reads_by_block(void)
+{
+	seeded_rng	r;
+	int			bad = 0;
+	int			unequal = 0;
+
+	seeded_rng_init(&r, 79);
+	for (int k = 1; k < CC_BLT_ENTRIES; k++)
+	{
+		cc_params	p = params_zcdp(CC_BLT, 0.5, INT64_C(1) << k);
+		cc_state   *s = new_state(&p);
+		const cc_blt_part *part = cc_state_part(s);
+		cc_blt		blt;
+		cc_blt_noise noise;
+		double		unit = s->scale_variance / ldexp(1.0, 2 * (int) part->shift);
+		int64_t		steps = p.horizon < 100000 ? p.horizon : 100000;
+
+		cc_blt_of_entry(&cc_blt_table[k], &blt);
+		cc_blt_noise_of(&blt, &noise);
+		for (int64_t i = 0; i < steps + 1000; i++)
+		{
+			/* in order, then scattered (from 37, mid-block, for the first) */
+			int64_t		t = i < steps ? i + 1 :
+				(i == steps ? 37 : 1 + (int64_t) cc_uniform_below(&r.rng, (uint64_t) p.horizon));
+			cc_release	rel;
+			cc_release	again;
+
+			s->t = t;
+			cc_read(s, &rel);
+			if (!close_rel(rel.variance, unit * cc_blt_step_error(&noise, (double) t, NULL), 1e-13) &&
+				bad++ < 5)
+				fprintf(stderr, "entry %d, t = %lld: read %.17g, closed form %.17g\n", k,
+						(long long) t, rel.variance,
+						unit * cc_blt_step_error(&noise, (double) t, NULL));
+			if (i >= steps)
+			{
+				s->t = t + BLOCK_STEPS_APART;
+				cc_read(s, &again);
+				s->t = t;
+				cc_read(s, &again);
+				unequal += again.variance != rel.variance || again.bound != rel.bound;
+			}
+		}
+		free(s);
+	}
+	CHECK(bad == 0, "%d reads differ from the closed form", bad);
+	CHECK(unequal == 0, "%d reads gave another value the second time", unequal);
+}
+
 void
 test_blt(void)
 {
@@ -817,5 +885,6 @@ test_blt(void)
 	test_exact_at_huge_rho();
 	test_params_and_states();
 	test_over_horizon();
+	test_reads_by_block();
 	test_figures();
 }
