@@ -141,10 +141,10 @@ forms_of(int entry)
  * least power of two for which E sqrt(T) is at most 2^-DEVIATION_BITS of
  * K Delta ||c|| (the fixed point then costs at most 3.1e-5 of the
  * variance), and at most MAX_SHIFT and what the sampler takes.  Why not the
- * largest K: sigma grows with K, and above 2^32 or so the sampler's uniform
- * draws below t and 2 t^2 reject often enough to cost a division every
- * other draw, and its acceptance test needs 128 bits; a step of a window
- * costs 11% more at T = 10^6 with K = 2^29 than with 2^25.
+ * largest K: sigma grows with K, and as it nears 2^31 the sampler's uniform
+ * draws below t and 2 t^2 take their division path a third of the time, and
+ * its acceptance test needs 128 bits; at T = 10^6, rho 1, a core step costs
+ * 11% more with the largest K (2^30) than with 2^25.
  */
 static cc_status
 blt_plan_of(const cc_params *p, blt_plan *plan)
