@@ -2,179 +2,66 @@
  * gaussian.c
  *		Exact discrete Gaussian sampling with integer arithmetic only.
  *
- * Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential
- * Privacy" (2020), Algorithm 3.  With t = floor(sigma) + 1, draw Y from the
- * discrete Laplace of scale t and accept it with probability
+ * The discrete Gaussian of variance parameter sigma^2 = n/d puts weight
+ * w(x) = exp(-x^2 / (2 sigma^2)) on every integer x.  A draw is a table
+ * lookup that one random word nearly always settles, with every weight
+ * handled exactly:
  *
- *		exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)).
+ * The table.  For a magnitude i >= 0 below N, bucket i holds w(i) 2^B units
+ * (B = CC_DGAUSS_UNIT_BITS, 56): its first m_i = floor(lower bound) units accept i
+ * outright, and each of its last c_i units, up to the floor of the upper
+ * bound (exp_bounds.c), accepts i with probability w(i) 2^B - j, j the
+ * unit, by comparing j + U, U uniform on [0, 1), with w(i) 2^B computed to
+ * as many bits as that takes.  A bucket so accepts with probability
+ * (m_i + sum_j clamp(w(i) 2^B - j, 0, 1)) / H = w(i) 2^B / H exactly, H the
+ * table's total.  One uniform below H picks the unit; a branchless binary
+ * search over the buckets' ends finds its bucket.
  *
- * Why the result is exact: expanding the square, P(Y = y) times the
- * acceptance probability is proportional to
+ * The tail.  N is the least magnitude with w(N) <= 2^-B and
+ * w(l + 1) <= w(l) / 2 for every l >= N: N^2 / (2 sigma^2) >= 0.7 B and
+ * (2N + 1) / (2 sigma^2) >= 0.7 ensure both, 0.7 being above ln 2.  A last bucket of 2 units proposes N + k
+ * with probability 2^-(k+1) (a fair coin per step) and accepts it with
+ * probability w(N + k) 2^(B+k) = w(N) 2^B prod_{l<N+k} 2 w(l+1)/w(l), a
+ * product of factors at most 1, each a comparison as above: w(N + k) 2^B
+ * / H in all, like the buckets.  Every magnitude thus comes out with
+ * probability proportional to its weight, the bounds' slack included.
  *
- *		exp(-|y|/t) exp(-y^2/(2 sigma^2) + |y|/t - sigma^2/(2 t^2))
- *			= exp(-sigma^2/(2 t^2)) exp(-y^2/(2 sigma^2)),
+ * Signs.  Bucket 0 holds w(0)/2 = 1/2 (exact: 2^(B-1) sure units), and a
+ * fair sign makes +i and -i of i > 0 each weigh w(i)/2 and 0 weigh 1/2:
+ * the weights of the law, halved.
  *
- * the discrete Gaussian's weight times a constant, so an accepted candidate
- * has exactly the discrete Gaussian's law, whatever t is (t only sets how
- * often candidates are accepted).  Every step is exact: the discrete Laplace
- * of noise.c, and a Bernoulli of exp(-gamma) for the rational gamma below.
+ * Large sigma.  A table stays small while sigma^2 <= 64.  Above, with
+ * M = 2^s the least power of two with sigma^2 / M^2 <= 64, the magnitude
+ * is M i + j: i from the table of sigma^2 / M^2 (16 < sigma^2/M^2 <= 64,
+ * weights w(M i), bucket 0 whole), j uniform below M, accepted with
+ * probability exp(-((M i + j)^2 - (M i)^2) / (2 sigma^2)), a rational
+ * exponent (noise.c's exact Bernoulli); it is w(M i + j) / w(M i), so the
+ * magnitude's probability is proportional to w(M i + j).  About 95% of the
+ * candidates are accepted.  A negative sign on magnitude 0 is redrawn, so
+ * that 0 is not counted twice.
  *
- * With sigma^2 = n/d and x = |Y|, gamma = (x d t - n)^2 / (2 n d t^2) = a^2/q,
- * a = |x d t - n|, q = 2 n d t^2.  For 1 <= n, d <= 2^62 (cc_dgauss_check):
- *	- s = floor(sigma) = floor(sqrt(floor(n/d))) <= 2^31, t = s + 1;
- *	- d t = d s + d <= sqrt(n d) + d <= 2^63, so x d t < 2^126 for x < 2^63
- *	  and a < 2^126;
- *	- q <= 2^127: for s = 0, t = 1 and q = 2 n d <= 2^125; for s >= 1,
- *	  t <= 2 s, t^2 <= 4 n/d and q <= 8 n^2 <= 2^127.
- * a^2 may need 252 bits; when it does, Bernoulli(exp(-a^2/q)) is drawn
- * without it, as a product of Bernoullis whose exponents have 128-bit parts
- * (cc_bernoulli_exp_square).  Only the discrete Laplace's clamp of magnitudes
- * above INT64_MAX (probability below exp(-2^32) at t <= 2^31 + 1) departs
- * from the exact law.
+ * Every step is exact but for two events of probability below 2^-2000 a draw:
+ * a comparison still undecided at 2048 bits (exp_bounds.h), and a tail
+ * walk past N + 2^20, both rejected.  Canonne, Kamath and Steinke's
+ * sampler (2020, Algorithm 3), which contcount used before, is exact too
+ * but needs about six uniforms and ten unpredictable branches a draw; this
+ * one needs one uniform and, above sigma^2 = 64, two more.
  */
 #include "gaussian.h"
 
 #include <math.h>
 
-typedef unsigned __int128 u128;
+#include "exp_bounds.h"
 
-#define U64_MAX_128 ((u128) UINT64_MAX)
+typedef unsigned __int128 u128;
 
 #define PI_SQUARED 9.8696044010893586188
 
-/* Uniform on [0, n), n >= 1, 128 bits wide. */
-static u128
-uniform_below_wide(cc_rng *rng, u128 n)
-{
-	int			bits;
-	u128		mask;
+/* the table's largest variance parameter: larger ones are scaled down */
+#define DG_TABLE_MAX_SIGMA2 64
 
-	if (n <= U64_MAX_128)
-		return cc_uniform_below(rng, (uint64_t) n);
-
-	/*
-	 * n > 2^64: draw as many bits as n has and reject values from n on; at
-	 * least half the draws are kept.
-	 */
-	bits = 128 - __builtin_clzll((uint64_t) (n >> 64));
-	mask = bits == 128 ? ~(u128) 0 : ((u128) 1 << bits) - 1;
-	for (;;)
-	{
-		u128		r = (u128) cc_next_word(rng) << 64;
-
-		r = (r | cc_next_word(rng)) & mask;
-		if (r < n)
-			return r;
-	}
-}
-
-/* Bernoulli(a / b), a <= b, b >= 1. */
-static bool
-bernoulli_frac_wide(cc_rng *rng, u128 a, u128 b)
-{
-	if (a == b)
-		return true;
-	if (a == 0)
-		return false;
-	return uniform_below_wide(rng, b) < a;
-}
-
-/*
- * Bernoulli(exp(-a/b)) for 0 <= a <= b: A_k ~ Bernoulli(a / (b k)) for
- * k = 1, 2, ... until one fails, the first failing k being odd with
- * probability exp(-a/b).  When b k overflows, A_k is Bernoulli(a/b) and
- * Bernoulli(1/k), independent.
- */
-static bool
-bernoulli_exp_at_most_one_wide(cc_rng *rng, u128 a, u128 b)
-{
-	uint64_t	k = 1;
-
-	for (;;)
-	{
-		u128		bk;
-		bool		success = __builtin_mul_overflow(b, (u128) k, &bk) ?
-			bernoulli_frac_wide(rng, a, b) && bernoulli_frac_wide(rng, 1, k) :
-			bernoulli_frac_wide(rng, a, bk);
-
-		if (!success)
-			return (k & 1) == 1;
-		k++;
-	}
-}
-
-bool
-cc_bernoulli_exp_wide(cc_rng *rng, u128 num, u128 den)
-{
-	/* 64-bit parts, the usual case, take noise.c's tested path */
-	if (num <= U64_MAX_128 && den <= U64_MAX_128)
-		return cc_bernoulli_exp(rng, (uint64_t) num, (uint64_t) den);
-	/* exp(-g) = exp(-1)^floor(g) * exp(-(g - floor(g))) */
-	while (num > den)
-	{
-		if (!cc_bernoulli_exp(rng, 1, 1))
-			return false;
-		num -= den;
-	}
-	return bernoulli_exp_at_most_one_wide(rng, num, den);
-}
-
-/*
- * Bernoulli(exp(-a^2/q)), a >= 0, q >= 1.  When a^2 fits 128 bits, as it
- * does but for magnitudes beyond any likely draw, exp(-a^2/q) is
- * exp(-1)^floor(a^2/q) exp(-(a^2 mod q)/q), drawn by cc_bernoulli_exp_wide
- * with subtractions only.  Else without forming a^2: with c = max(1,
- * floor(q/a)) and a = m c + r (0 <= r < c),
- *
- *		a^2/q = m (a c / q) + a r / q,
- *
- * so exp(-a^2/q) is the product of m draws of Bernoulli(exp(-a c/q)) and
- * one of Bernoulli(exp(-a r/q)), all independent: the first failure rejects.
- * a c <= max(a, q) and a r < a c fit in 128 bits.  For a < q, a c > q - a
- * and a c >= a, so a c / q >= 1/2: each of the m draws fails with
- * probability at least 1 - exp(-1/2), and the loop ends after about 2.5 of
- * them at most on average, however large m is.
- */
-bool
-cc_bernoulli_exp_square(cc_rng *rng, u128 a, u128 q)
-{
-	u128		c;
-	u128		m;
-	u128		r;
-
-	if (a <= U64_MAX_128)
-		return cc_bernoulli_exp_wide(rng, a * a, q);
-	c = a >= q ? 1 : q / a;
-	m = a / c;
-	r = a % c;
-	for (u128 i = 0; i < m; i++)
-		if (!cc_bernoulli_exp_wide(rng, a * c, q))
-			return false;
-	return cc_bernoulli_exp_wide(rng, a * r, q);
-}
-
-uint64_t
-cc_isqrt(uint64_t x)
-{
-	/* digit by digit, base 4: r^2 <= x < (r + 1)^2 */
-	uint64_t	r = 0;
-	uint64_t	bit = UINT64_C(1) << 62;
-
-	while (bit > x)
-		bit >>= 2;
-	while (bit != 0)
-	{
-		if (x >= r + bit)
-		{
-			x -= r + bit;
-			r = (r >> 1) + bit;
-		}
-		else
-			r >>= 1;
-		bit >>= 2;
-	}
-	return r;
-}
+/* the tail walk's last step, see the head of the file */
+#define DG_TAIL_MAX_STEPS (1 << 20)
 
 cc_status
 cc_dgauss_check(cc_scale sigma2)
@@ -185,65 +72,219 @@ cc_dgauss_check(cc_scale sigma2)
 	return CC_OK;
 }
 
-/*
- * What a draw needs of sigma^2 = n/d, in lowest terms: a release's draws all
- * share one sigma^2, whose parts (a rho in units of 1e-9 over a sensitivity)
- * have large common factors; reduced, q mostly fits 64 bits and the draw
- * divides nothing wide.  The value is the same, so is the law.
- */
-typedef struct dgauss_plan
+/* num / den >= tenths / 10 */
+static bool
+exponent_at_least(u128 num, uint64_t den, uint64_t tenths)
 {
-	cc_scale	sigma2;			/* as the caller gave it */
-	uint64_t	n;
-	uint64_t	t;
-	u128		dt;
-	u128		q;
-} dgauss_plan;
-
-static void
-dgauss_plan_of(cc_scale sigma2, dgauss_plan *plan)
-{
-	uint64_t	g = cc_gcd(sigma2.num, sigma2.den);
-	uint64_t	n = sigma2.num / g;
-	uint64_t	d = sigma2.den / g;
-
-	plan->sigma2 = sigma2;
-	plan->n = n;
-	/* floor(sqrt(n/d)) = floor(sqrt(floor(n/d))) */
-	plan->t = cc_isqrt(n / d) + 1;
-	plan->dt = (u128) d * plan->t;
-	/* 2 n d t^2 = 2 (n t)(d t), at most 2^127 (see the head of the file) */
-	plan->q = 2 * ((u128) n * plan->t) * plan->dt;
+	return 10 * num >= (u128) tenths * den;
 }
+
+cc_status
+cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
+{
+	cc_status	status = cc_dgauss_check(sigma2);
+	uint64_t	g;
+	uint64_t	n;
+	uint64_t	d;
+	uint64_t	total = 0;
+	int			i;
+
+	if (status != CC_OK)
+		return status;
+	if (unit_bits < 2 || unit_bits > CC_DGAUSS_UNIT_BITS)
+		return CC_SCALE_TOO_LARGE;
+	/* lowest terms: a release's sigma^2 has large common factors */
+	g = cc_gcd(sigma2.num, sigma2.den);
+	n = sigma2.num / g;
+	d = sigma2.den / g;
+	table->sigma2 = sigma2;
+	table->unit_bits = unit_bits;
+	table->n = n;
+	table->d = d;
+	/*
+	 * The table's d: d 4^s for the least s with n / (d 4^s) <= 64, then
+	 * above 16, so d 4^s < n / 16 < 2^58.
+	 */
+	table->scale_bits = 0;
+	table->table_d = d;
+	while (table->table_d * (u128) DG_TABLE_MAX_SIGMA2 < n)
+	{
+		table->scale_bits++;
+		table->table_d *= 4;
+	}
+
+	/*
+	 * N: exp's argument N^2 d'/(2n) >= 0.7 B and (2N + 1) d'/(2n) >= 0.7 (see
+	 * the head of the file); at most 72 for sigma^2 <= 64.
+	 */
+	for (i = 1;; i++)
+		if (exponent_at_least((u128) i * i * table->table_d, 2 * n, 7 * (uint64_t) unit_bits) &&
+			exponent_at_least((u128) (2 * i + 1) * table->table_d, 2 * n, 7))
+			break;
+	table->entries = i;
+
+	for (i = 0; i < table->entries; i++)
+	{
+		uint64_t	lo[2];
+		uint64_t	hi[2];
+
+		if (i == 0)
+		{
+			/* w(0) = 1 exactly, or 1/2 when the sign covers it: all sure */
+			table->sure[0] = UINT64_C(1) << (table->scale_bits == 0 ? unit_bits - 1 : unit_bits);
+			total = table->sure[0];
+		}
+		else
+		{
+			/* units below floor(lo) accept at once, up to floor(hi) by comparison */
+			cc_exp_bounds((u128) i * i * table->table_d, 2 * n, unit_bits, 1, lo, hi);
+			table->sure[i] = lo[1];
+			total += hi[1] + 1;
+		}
+		table->ends[i] = total;
+	}
+	/* the tail's 2 units */
+	total += 2;
+	table->ends[table->entries] = total;
+	table->total = total;
+	for (i = table->entries + 1; i < CC_DGAUSS_SEARCH; i++)
+		table->ends[i] = UINT64_MAX;
+	return CC_OK;
+}
+
+/*
+ * A proposal from the tail bucket: N + k with probability 2^-(k+1), accepted
+ * with probability w(N + k) 2^(B+k) (the head of the file); -1 if rejected.
+ */
+static int64_t
+tail_magnitude(cc_rng *rng, const cc_dgauss_table *table)
+{
+	uint64_t	den = 2 * table->n;
+	uint64_t	l = (uint64_t) table->entries;
+
+	if (!cc_uniform_below_exp(rng, 0, (u128) l * l * table->table_d, den, table->unit_bits))
+		return -1;
+	while (cc_random_bit(rng))
+	{
+		if (l - (uint64_t) table->entries >= DG_TAIL_MAX_STEPS ||
+			!cc_uniform_below_exp(rng, 0, (u128) (2 * l + 1) * table->table_d, den, 1))
+			return -1;
+		l++;
+	}
+	return (int64_t) l;
+}
+
+/*
+ * What a unit that is not sure proposes: magnitude i, accepted with
+ * probability w(i) 2^B - unit, or the tail's; -1 if rejected.
+ */
+static __attribute__((noinline)) int64_t
+unsure_magnitude(cc_rng *rng, const cc_dgauss_table *table, int i, uint64_t unit)
+{
+	if (i == table->entries)
+		return tail_magnitude(rng, table);
+	return cc_uniform_below_exp(rng, unit, (u128) i * i * table->table_d, 2 * table->n,
+								table->unit_bits) ? i : -1;
+}
+
+/* A magnitude of the table's law, or -1 for a rejected proposal. */
+static inline int64_t
+table_magnitude(cc_rng *rng, const cc_dgauss_table *table)
+{
+	uint64_t	u = cc_uniform_below(rng, table->total);
+	int			i = 0;
+	uint64_t	unit;
+
+	/* the bucket of u: how many buckets end at or below it (no branches) */
+	for (int half = CC_DGAUSS_SEARCH / 2; half > 0; half >>= 1)
+		i += table->ends[i + half - 1] <= u ? half : 0;
+	unit = u - (i == 0 ? 0 : table->ends[i - 1]);
+	if (__builtin_expect(i < table->entries && unit < table->sure[i], 1))
+		return i;
+	return unsure_magnitude(rng, table, i, unit);
+}
+
+/*
+ * Bernoulli(w(M i + j) / w(M i)) = Bernoulli(exp(-(2 M i j + j^2) d / (2 n))).
+ * The numerator is below 2^80: 2 M i j d < 2 i M^2 d < 2^59 i for the
+ * table's d M^2 < 2^58 and i below 2^20 (the tail walk's limit).
+ */
+static bool
+accept_offset(cc_rng *rng, const cc_dgauss_table *table, uint64_t i, uint64_t j)
+{
+	u128		num = ((((u128) 2 * i * j) << table->scale_bits) + (u128) j * j) * table->d;
+	uint64_t	den = 2 * table->n;
+
+	if (num <= UINT64_MAX)
+		return cc_bernoulli_exp(rng, (uint64_t) num, den);
+	/* exp(-num/den) = exp(-1)^q exp(-(num mod den)/den) */
+	for (u128 q = num / den; q > 0; q--)
+		if (!cc_bernoulli_exp(rng, 1, 1))
+			return false;
+	return cc_bernoulli_exp(rng, (uint64_t) (num % den), den);
+}
+
+int64_t
+cc_dgauss_table_draw(cc_rng *rng, const cc_dgauss_table *table)
+{
+	for (;;)
+	{
+		int64_t		i = table_magnitude(rng, table);
+		uint64_t	magnitude;
+		bool		negative;
+
+		if (i < 0)
+			continue;
+		if (table->scale_bits == 0)
+			magnitude = (uint64_t) i;
+		else
+		{
+			/* scale_bits <= 29: sigma^2 / M^2 > 16 and sigma^2 <= 2^62 */
+			uint64_t	j = cc_random_bits32(rng) & ((UINT32_C(1) << table->scale_bits) - 1);
+
+			if (!accept_offset(rng, table, (uint64_t) i, j))
+				continue;
+			magnitude = ((uint64_t) i << table->scale_bits) + j;
+		}
+		negative = cc_random_bit(rng);
+		if (negative && magnitude == 0 && table->scale_bits > 0)
+			continue;			/* 0 would otherwise be twice as likely */
+		return negative ? -(int64_t) magnitude : (int64_t) magnitude;
+	}
+}
+
+/* tables kept for the variance parameters drawn for last */
+#define DG_CACHED 4
 
 cc_status
 cc_dgauss_draw(cc_rng *rng, cc_scale sigma2, int64_t *out)
 {
-	/* the last sigma^2 drawn for, kept: the next draw is most likely its */
-	static dgauss_plan plan;
+	static cc_dgauss_table tables[DG_CACHED];
+	static unsigned built = 0;
+	static unsigned last = 0;
 	cc_status	status = cc_dgauss_check(sigma2);
 
 	if (status != CC_OK)
 		return status;
-	if (plan.sigma2.num != sigma2.num || plan.sigma2.den != sigma2.den)
-		dgauss_plan_of(sigma2, &plan);
-
-	for (;;)
+	if (built == 0 ||
+		tables[last].sigma2.num != sigma2.num || tables[last].sigma2.den != sigma2.den)
 	{
-		int64_t		y = cc_discrete_laplace(rng, (cc_scale) {plan.t, 1});
-		uint64_t	x = y < 0 ? -(uint64_t) y : (uint64_t) y;
-		u128		xdt = (u128) x * plan.dt;
-		u128		a = xdt >= plan.n ? xdt - plan.n : plan.n - xdt;
+		unsigned	k;
 
-		/* a^2 and q within 64 bits, nearly always: the 64-bit sampler at once */
-		if (plan.q <= U64_MAX_128 && a <= UINT32_MAX ?
-			cc_bernoulli_exp(rng, (uint64_t) (a * a), (uint64_t) plan.q) :
-			cc_bernoulli_exp_square(rng, a, plan.q))
+		for (k = 0; k < built && k < DG_CACHED; k++)
+			if (tables[k].sigma2.num == sigma2.num && tables[k].sigma2.den == sigma2.den)
+				break;
+		if (k == built || k == DG_CACHED)
 		{
-			*out = y;
-			return CC_OK;
+			/* built counts on: a new table replaces the oldest */
+			k = built % DG_CACHED;
+			cc_dgauss_table_build(sigma2, CC_DGAUSS_UNIT_BITS, &tables[k]);
+			built++;
 		}
+		last = k;
 	}
+	*out = cc_dgauss_table_draw(rng, &tables[last]);
+	return CC_OK;
 }
 
 /*

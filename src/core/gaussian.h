@@ -4,9 +4,10 @@
  *
  * Pure C: no PostgreSQL headers.  The discrete Gaussian of variance parameter
  * sigma^2 puts P(X = x) proportional to exp(-x^2 / (2 sigma^2)) on every
- * integer x.  It is drawn as Canonne, Kamath and Steinke 2020 (Algorithm 3)
- * do: a discrete Laplace candidate accepted with a probability exp(-gamma)
- * for a rational gamma, all in integer arithmetic, so that no floating-point
+ * integer x.  It is drawn from a table of the weights' proven bounds, the
+ * rare draws between a lower and an upper bound settled by comparing a
+ * uniform with the weight computed to as many bits as needed (gaussian.c,
+ * exp_bounds.c), all in integer arithmetic, so that no floating-point
  * rounding can bias or leak through the noise.  Doubles appear only in
  * cc_dgauss_variance(), which describes the noise for error bars.
  */
@@ -22,8 +23,8 @@
 /*
  * sigma^2 is held exactly as a cc_scale num / den, reduced or not, with both
  * parts between 1 and CC_DGAUSS_MAX_PART.  In that range every product the
- * sampler forms fits in 128 bits (see gaussian.c), so sigma^2 is at most
- * 2^62 (sigma about 2.1e9).
+ * sampler forms fits in 128 bits (see gaussian.c); sigma^2 is at most 2^62
+ * (sigma about 2.1e9).
  */
 #define CC_DGAUSS_MAX_PART (UINT64_C(1) << 62)
 
@@ -64,14 +65,32 @@ extern cc_status cc_gaussian_sigma2(unsigned __int128 l2_squared, uint64_t rho_u
 extern double cc_dgauss_variance(cc_scale sigma2);
 
 /*
- * The exact building blocks, for the unit tests: Bernoulli(exp(-num/den))
- * for 128-bit num >= 0 and den >= 1, Bernoulli(exp(-a^2/q)) for a >= 0 and
- * q >= 1 (a^2 may exceed 128 bits), and floor(sqrt(x)).
+ * The table a draw reads (gaussian.c), built once for a sigma^2 and kept:
+ * buckets of magnitudes 0 .. entries - 1 and the tail's, in units of
+ * 2^-unit_bits; magnitudes are scaled by 2^scale_bits above sigma^2 = 64.
+ * Exposed for the unit tests, which build tables of coarse units so that
+ * most draws take the exact comparisons that real ones take once in 2^50.
  */
-extern bool cc_bernoulli_exp_wide(cc_rng *rng, unsigned __int128 num,
-								  unsigned __int128 den);
-extern bool cc_bernoulli_exp_square(cc_rng *rng, unsigned __int128 a,
-									unsigned __int128 q);
-extern uint64_t cc_isqrt(uint64_t x);
+#define CC_DGAUSS_UNIT_BITS 56
+#define CC_DGAUSS_SEARCH 128	/* at most 73 buckets: 72 and the tail's */
+
+typedef struct cc_dgauss_table
+{
+	cc_scale	sigma2;			/* as given */
+	uint64_t	n;				/* sigma^2 = n / d in lowest terms */
+	uint64_t	d;
+	uint64_t	table_d;		/* d 4^scale_bits: weights exp(-i^2 table_d / 2n) */
+	int			unit_bits;
+	int			scale_bits;
+	int			entries;		/* magnitudes with a bucket; the tail's is next */
+	uint64_t	total;			/* units in all buckets */
+	uint64_t	ends[CC_DGAUSS_SEARCH];	/* cumulative; UINT64_MAX past the tail's */
+	uint64_t	sure[CC_DGAUSS_SEARCH];	/* units that accept without a comparison */
+} cc_dgauss_table;
+
+/* CC_OK, or cc_dgauss_check()'s refusal, or a unit_bits outside 2 .. 56 */
+extern cc_status cc_dgauss_table_build(cc_scale sigma2, int unit_bits,
+									   cc_dgauss_table *table);
+extern int64_t cc_dgauss_table_draw(cc_rng *rng, const cc_dgauss_table *table);
 
 #endif							/* CC_GAUSSIAN_H */

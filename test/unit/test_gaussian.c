@@ -4,11 +4,13 @@
  *
  * Statistical checks here: 3 at each of 7 scales (chi-square against the
  * exact pmf, empirical variance, symmetry), 2 wrong scales that the
- * chi-square must catch, 10 Bernoulli proportions and 1 run of zeros: 34 of
- * the suite's checks at 2e-9 each (see unit.h), under 7e-8 together.
+ * chi-square must catch, 4 chi-squares of coarse tables and 1 wrong scale,
+ * 4 Bernoulli proportions and 1 run of zeros: 33 of the suite's checks at
+ * 2e-9 each (see unit.h), under 7e-8 together.
  */
 #include "unit.h"
 
+#include "exp_bounds.h"
 #include "gaussian.h"
 
 #include <math.h>
@@ -146,8 +148,10 @@ typedef struct dg_sample
 	long		refused;
 } dg_sample;
 
+/* n draws of sigma2, from table when it is not NULL */
 static dg_sample
-draw_and_bin(seeded_rng *r, cc_scale sigma2, const dg_bins *b, long n)
+draw_and_bin(seeded_rng *r, cc_scale sigma2, const cc_dgauss_table *table,
+			 const dg_bins *b, long n)
 {
 	long		counts[MAX_EDGES + 1] = {0};
 	double		sum = 0.0;
@@ -159,7 +163,9 @@ draw_and_bin(seeded_rng *r, cc_scale sigma2, const dg_bins *b, long n)
 		int64_t		x = 0;
 		int			bin = 0;
 
-		if (cc_dgauss_draw(&r->rng, sigma2, &x) != CC_OK)
+		if (table != NULL)
+			x = cc_dgauss_table_draw(&r->rng, table);
+		else if (cc_dgauss_draw(&r->rng, sigma2, &x) != CC_OK)
 			s.refused++;
 		while (bin < b->nedges && x >= b->edges[bin])
 			bin++;
@@ -198,7 +204,7 @@ check_dgauss(seeded_rng *r, uint64_t num, uint64_t den, long n,
 	law_init(&law, (double) num / (double) den);
 	bins_init(&b, &law, n);
 	threshold = chi2_threshold(b.nedges);
-	s = draw_and_bin(r, sigma2, &b, n);
+	s = draw_and_bin(r, sigma2, NULL, &b, n);
 	CHECK(s.refused == 0, "sigma^2 %llu/%llu refused", (unsigned long long) num,
 		  (unsigned long long) den);
 	CHECK(s.chi2 < threshold, "sigma^2 %llu/%llu: chi2 %g over %d bins (threshold %g)",
@@ -214,7 +220,7 @@ check_dgauss(seeded_rng *r, uint64_t num, uint64_t den, long n,
 		  (unsigned long long) den, cc_dgauss_variance(sigma2), law.var);
 	if (wrong_num != 0)
 	{
-		dg_sample	w = draw_and_bin(r, (cc_scale) {wrong_num, wrong_den}, &b, n);
+		dg_sample	w = draw_and_bin(r, (cc_scale) {wrong_num, wrong_den}, NULL, &b, n);
 
 		CHECK(w.chi2 >= threshold,
 			  "sigma^2 %llu/%llu drawn as %llu/%llu passes: chi2 %g (threshold %g)",
@@ -225,6 +231,48 @@ check_dgauss(seeded_rng *r, uint64_t num, uint64_t den, long n,
 	printf("dgauss sigma^2 %-10.6g chi2 %6.1f over %2d bins (threshold %5.1f), "
 		   "variance %.6g (exact %.6g)\n",
 		   law.s2, s.chi2, b.nedges + 1, threshold, s.var, law.var);
+	law_free(&law);
+}
+
+/*
+ * A table of units of 2^-unit_bits against the exact law (one chi-square):
+ * with 2 bits a bucket has a few units, so that most draws end in a
+ * comparison with exp_bounds.c's bounds or in the tail, which real tables
+ * (56 bits) reach once in 2^50 draws.  Its scale must be caught as well.
+ */
+static void
+check_table(seeded_rng *r, uint64_t num, uint64_t den, int unit_bits, long n,
+			uint64_t wrong_num, uint64_t wrong_den)
+{
+	cc_dgauss_table table;
+	dg_law		law;
+	dg_bins		b;
+	dg_sample	s;
+	double		threshold;
+
+	CHECK(cc_dgauss_table_build((cc_scale) {num, den}, unit_bits, &table) == CC_OK,
+		  "table of %llu/%llu refused", (unsigned long long) num, (unsigned long long) den);
+	law_init(&law, (double) num / (double) den);
+	bins_init(&b, &law, n);
+	threshold = chi2_threshold(b.nedges);
+	s = draw_and_bin(r, table.sigma2, &table, &b, n);
+	CHECK(s.chi2 < threshold, "table of %llu/%llu, %d bits: chi2 %g over %d bins (threshold %g)",
+		  (unsigned long long) num, (unsigned long long) den, unit_bits, s.chi2,
+		  b.nedges + 1, threshold);
+	if (wrong_num != 0)
+	{
+		cc_dgauss_table wrong;
+		dg_sample	w;
+
+		cc_dgauss_table_build((cc_scale) {wrong_num, wrong_den}, unit_bits, &wrong);
+		w = draw_and_bin(r, wrong.sigma2, &wrong, &b, n);
+		CHECK(w.chi2 >= threshold, "table of %llu/%llu passes as %llu/%llu: chi2 %g",
+			  (unsigned long long) wrong_num, (unsigned long long) wrong_den,
+			  (unsigned long long) num, (unsigned long long) den, w.chi2);
+	}
+	printf("dgauss table sigma^2 %-10.6g %d-bit units, %2d buckets, scaled by 2^%d: "
+		   "chi2 %6.1f over %2d bins (threshold %5.1f)\n", law.s2, unit_bits, table.entries,
+		   table.scale_bits, s.chi2, b.nedges + 1, threshold);
 	law_free(&law);
 }
 
@@ -255,6 +303,16 @@ test_distribution(void)
 	/* the largest sigma^2, 2^62: t = 2^31 + 1 */
 	check_dgauss(&r, CC_DGAUSS_MAX_PART, 1, n, 0, 0);
 
+	/*
+	 * Coarse tables: sigma^2 below 1, where the tail starts at 2; 21/2, a
+	 * gaussian_honaker's at T = 10^6 and rho 1; 64, the largest unscaled
+	 * (its N set by the tail's halving); 1000, scaled by 4.
+	 */
+	check_table(&r, 1, 3, 2, n, 0, 0);
+	check_table(&r, 21, 2, 2, n, 0, 0);
+	check_table(&r, 64, 1, 3, n, 0, 0);
+	check_table(&r, 1000, 1, 2, n, 1100, 1);
+
 	/* the smallest, 2^-62: P(X != 0) is about 2 exp(-2^61) */
 	{
 		long		nonzero = 0;
@@ -270,83 +328,221 @@ test_distribution(void)
 	}
 }
 
-static void
-test_bernoulli_wide(void)
-{
-	/* Bernoulli(exp(-num/den)) with 128-bit parts */
-	static const struct
-	{
-		u128		num;
-		u128		den;
-	}			exp_cases[] = {
-		{(u128) 1 << 100, ((u128) 3 << 99) + 1},	/* den above 2^64, rejection */
-		{((u128) 5 << 100) + 1, ((u128) 1 << 102) + 3},	/* above 1 */
-		{((u128) 1 << 126) + 12345, ((u128) 3 << 125) + 7},	/* den k overflows at 3 */
-		{1, ((u128) 1 << 127) - 1},	/* about 1 */
-		{(u128) 1 << 127, ((u128) 1 << 64) + 1},	/* about exp(-2^63) */
-	};
+/* e^-1 to 256 bits (bc: scale=80; obase=16; e(-1)), most significant first */
+static const uint64_t EXP_MINUS_ONE[4] = {
+	UINT64_C(0x5E2D58D8B3BCDF1A), UINT64_C(0xBADEC7829054F90D),
+	UINT64_C(0xDA9805AAB56C7733), UINT64_C(0x3024B9D0A507DAED)
+};
 
-	/* Bernoulli(exp(-a^2/q)) */
+/* x <= y over n words, least significant first */
+static bool
+words_at_most(const uint64_t *x, const uint64_t *y, int n)
+{
+	for (int i = n - 1; i >= 0; i--)
+		if (x[i] != y[i])
+			return x[i] < y[i];
+	return true;
+}
+
+/* hi - lo in units of the last place, or UINT64_MAX if that is 2^64 or more */
+static uint64_t
+width_of(const uint64_t *lo, const uint64_t *hi, int n)
+{
+	uint64_t	borrow = 0;
+	uint64_t	low = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		unsigned __int128 d = (unsigned __int128) hi[i] - lo[i] - borrow;
+
+		if (i == 0)
+			low = (uint64_t) d;
+		else if ((uint64_t) d != 0)
+			return UINT64_MAX;
+		borrow = (uint64_t) (d >> 64) & 1;
+	}
+	return borrow ? UINT64_MAX : low;
+}
+
+/* floor of x y for fixed-point x, y of 4 fraction limbs and 1 integer word */
+static void
+product_floor(const uint64_t *x, const uint64_t *y, uint64_t *out)
+{
+	uint64_t	p[10] = {0};
+
+	for (int i = 0; i < 5; i++)
+	{
+		uint64_t	carry = 0;
+
+		for (int k = 0; k < 5; k++)
+		{
+			unsigned __int128 t = (unsigned __int128) x[i] * y[k] + p[i + k] + carry;
+
+			p[i + k] = (uint64_t) t;
+			carry = (uint64_t) (t >> 64);
+		}
+		p[i + 5] = carry;
+	}
+	for (int i = 0; i < 5; i++)
+		out[i] = p[i + 4];
+}
+
+/*
+ * Bounds on exp(-num/den): they enclose e^-1's digits, long double's exp,
+ * each other across precisions and the product of two exponentials, and
+ * are at most 512 units apart.
+ */
+static void
+test_exp_bounds(void)
+{
+	uint64_t	lo[CC_EXP_MAX_LIMBS + 1];
+	uint64_t	hi[CC_EXP_MAX_LIMBS + 1];
+	uint64_t	e[4];
+	int			bad = 0;
+	seeded_rng	r;
+
+	/* e^-1 at 3 limbs against its 192 first bits (and the next 64) */
+	cc_exp_bounds(1, 1, 0, 3, lo, hi);
+	for (int i = 0; i < 3; i++)
+		e[2 - i] = EXP_MINUS_ONE[i];
+	e[3] = 0;
+	CHECK(words_at_most(lo, e, 4) && !words_at_most(hi, e, 4) && width_of(lo, hi, 4) <= 512,
+		  "e^-1 bounds %016llx..%016llx against %016llx", (unsigned long long) lo[0],
+		  (unsigned long long) hi[0], (unsigned long long) e[0]);
+	/* exp(0) is exact: 2^shift */
+	cc_exp_bounds(0, 7, 5, 2, lo, hi);
+	CHECK(lo[2] == 32 && hi[2] == 32 && lo[0] == 0 && hi[1] == 0, "exp(0) 2^5 not exact");
+
+	seeded_rng_init(&r, 64);
+	for (int c = 0; c < 3000; c++)
+	{
+		uint64_t	den = 1 + cc_next_word(&r.rng) % (c % 3 == 0 ? 1000 : UINT64_C(1) << 62);
+		unsigned __int128 num = (unsigned __int128) den * (cc_next_word(&r.rng) % 50) +
+			cc_next_word(&r.rng) % den;
+		int			shift = c % 4 == 0 ? 0 : (int) (cc_next_word(&r.rng) % 64);
+		long double v = ldexpl(expl(-(long double) num / (long double) den), shift);
+		long double l;
+		long double h;
+		uint64_t	lo8[CC_EXP_MAX_LIMBS + 1];
+		uint64_t	hi8[CC_EXP_MAX_LIMBS + 1];
+
+		/*
+		 * one limb: within 2^-55 of long double's exp, whose argument is
+		 * rounded to 64 bits (2^-58 relatively for num/den up to 50)
+		 */
+		cc_exp_bounds(num, den, shift, 1, lo, hi);
+		l = (long double) lo[1] + ldexpl((long double) lo[0], -64);
+		h = (long double) hi[1] + ldexpl((long double) hi[0], -64);
+		bad += !(l <= v * (1 + 0x1p-55L) + 0x1p-62L && h >= v * (1 - 0x1p-55L) - 0x1p-62L &&
+				 width_of(lo, hi, 2) <= 512);
+		/* eight limbs, truncated to two, inside two limbs' bounds */
+		cc_exp_bounds(num, den, shift, 2, lo, hi);
+		cc_exp_bounds(num, den, shift, 8, lo8, hi8);
+		bad += !(words_at_most(lo, lo8 + 6, 3) && words_at_most(hi8 + 6, hi, 3) &&
+				 width_of(lo8, hi8, 9) <= 512);
+	}
+	CHECK(bad == 0, "%d cases of exp bounds wrong", bad);
+
+	/* exp(-a/b) exp(-c/b) against exp(-(a + c)/b) at 4 limbs: the bounds meet */
+	bad = 0;
+	for (int c = 0; c < 1000; c++)
+	{
+		uint64_t	den = 1 + cc_next_word(&r.rng) % (UINT64_C(1) << 40);
+		unsigned __int128 a = cc_next_word(&r.rng) % (den * UINT64_C(20));
+		unsigned __int128 b = cc_next_word(&r.rng) % (den * UINT64_C(20));
+		uint64_t	alo[5],
+					ahi[5],
+					blo[5],
+					bhi[5],
+					slo[5],
+					shi[5],
+					plo[5],
+					phi[5];
+
+		cc_exp_bounds(a, den, 0, 4, alo, ahi);
+		cc_exp_bounds(b, den, 0, 4, blo, bhi);
+		cc_exp_bounds(a + b, den, 0, 4, slo, shi);
+		product_floor(alo, blo, plo);
+		product_floor(ahi, bhi, phi);
+		phi[0]++;				/* a ceiling; phi[0] is far from overflowing */
+		bad += !(words_at_most(plo, shi, 5) && words_at_most(slo, phi, 5));
+	}
+	CHECK(bad == 0, "%d products of exp bounds disagree", bad);
+}
+
+/* a source that yields the words given, then fails the test */
+static void
+scripted_refill(cc_rng *rng)
+{
+	(void) rng;
+	fprintf(stderr, "scripted source exhausted\n");
+	exit(1);
+}
+
+/*
+ * offset + U < exp(-num/den) 2^shift: its frequency (4 statistical checks),
+ * and words that agree with e^-1 for 64 and 128 bits, which only 2 and 4
+ * limbs settle.
+ */
+static void
+test_uniform_below_exp(void)
+{
 	static const struct
 	{
-		u128		a;
-		u128		q;
-	}			square_cases[] = {
-		{3, 20},				/* a^2 < q: one draw */
-		{5, 3},					/* a^2 formed: exp(-1) eight times, then exp(-1/3) */
-		{((u128) 1 << 64) + 12345, ((u128) 1 << 127) + 1},	/* a^2 above 2^128: m draws */
-		{(u128) 3 << 62, ((u128) 5 << 123) + 7},	/* a^2 formed, near 2^127: 3.6 */
-		{(u128) 1 << 100, (u128) 1 << 127},	/* exp(-2^73) */
+		uint64_t	offset;
+		uint64_t	num;
+		uint64_t	den;
+		int			shift;
+		double		p;
+	}			cases[] = {
+		{0, 1, 1, 0, 0.36787944117144233},	/* e^-1 */
+		{1, 1, 1, 2, 0.47151776468576931},	/* 4 e^-1 - 1 */
+		{0, 7, 2, 5, 0.96631626951418999},	/* 32 exp(-3.5) */
+		{3, 30, 1000, 2, 0.88178131320841600},	/* 4 exp(-0.03) - 3 */
 	};
 	seeded_rng	r;
 	const long	n = 200000;
+	uint64_t	words[8];
+	cc_rng		scripted = {words, 0, 0, scripted_refill, NULL, 0, 0};
 
-	seeded_rng_init(&r, 62);
-	for (size_t c = 0; c < sizeof(exp_cases) / sizeof(exp_cases[0]); c++)
+	seeded_rng_init(&r, 65);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 	{
-		double		p = exp(-(double) exp_cases[c].num / (double) exp_cases[c].den);
 		long		hits = 0;
+		double		p = cases[c].p;
 
 		for (long i = 0; i < n; i++)
-			hits += cc_bernoulli_exp_wide(&r.rng, exp_cases[c].num, exp_cases[c].den);
-		CHECK(fabs(hits - n * p) <= UNIT_Z * sqrt(n * p * (1 - p)) + 1e-9,
-			  "wide case %zu: %ld hits of %ld, expected %g", c, hits, n, n * p);
+			hits += cc_uniform_below_exp(&r.rng, cases[c].offset, cases[c].num, cases[c].den,
+										 cases[c].shift);
+		CHECK(fabs(hits - n * p) <= UNIT_Z * sqrt(n * p * (1 - p)),
+			  "uniform below exp case %zu: %ld of %ld, expected %g", c, hits, n, n * p);
 	}
-	for (size_t c = 0; c < sizeof(square_cases) / sizeof(square_cases[0]); c++)
-	{
-		double		a = (double) square_cases[c].a;
-		double		p = exp(-a * a / (double) square_cases[c].q);
-		long		hits = 0;
+	/* certain outcomes: 4 e^-1 - 2 < 0, exp(0) - 0 = 1, exp(0) - 1 = 0 */
+	CHECK(!cc_uniform_below_exp(&r.rng, 2, 1, 1, 2) && cc_uniform_below_exp(&r.rng, 0, 0, 1, 0) &&
+		  !cc_uniform_below_exp(&r.rng, 1, 0, 1, 0), "certain comparisons wrong");
 
-		for (long i = 0; i < n; i++)
-			hits += cc_bernoulli_exp_square(&r.rng, square_cases[c].a, square_cases[c].q);
-		CHECK(fabs(hits - n * p) <= UNIT_Z * sqrt(n * p * (1 - p)) + 1e-9,
-			  "square case %zu: %ld hits of %ld, expected %g", c, hits, n, n * p);
-	}
-	CHECK(cc_bernoulli_exp_square(&r.rng, 0, 1), "exp(0)");
-}
-
-static void
-test_isqrt(void)
-{
-	static const uint64_t edges[] = {UINT64_MAX, UINT64_MAX - 1, UINT64_C(1) << 62,
-		(UINT64_C(1) << 62) - 1, UINT64_C(0xFFFFFFFE00000001),	/* (2^32 - 1)^2 */
-	UINT64_C(0xFFFFFFFE00000000), UINT64_C(4611686018427387903) / UINT64_C(4611686018427)};
-	int			bad = 0;
-
-	for (uint64_t x = 0; x < (UINT64_C(1) << 20); x++)
-	{
-		uint64_t	s = cc_isqrt(x);
-
-		bad += !(s * s <= x && (s + 1) * (s + 1) > x);
-	}
-	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
-	{
-		u128		s = cc_isqrt(edges[i]);
-
-		bad += !(s * s <= edges[i] && (s + 1) * (s + 1) > edges[i]);
-	}
-	CHECK(bad == 0, "%d wrong integer square roots", bad);
+	/* U = e^-1's first 64 bits, then 0 or all ones: settled at 2 limbs */
+	words[0] = EXP_MINUS_ONE[0];
+	words[1] = 0;
+	scripted.count = 2;
+	CHECK(cc_uniform_below_exp(&scripted, 0, 1, 1, 0) && scripted.next == 2,
+		  "below e^-1 by its second word: %d words", scripted.next);
+	words[1] = UINT64_MAX;
+	scripted.next = 0;
+	CHECK(!cc_uniform_below_exp(&scripted, 0, 1, 1, 0) && scripted.next == 2,
+		  "above e^-1 by its second word: %d words", scripted.next);
+	/* its first 128 bits: 4 limbs */
+	words[1] = EXP_MINUS_ONE[1];
+	words[2] = EXP_MINUS_ONE[2] - 1;
+	words[3] = 0;
+	scripted.count = 4;
+	scripted.next = 0;
+	CHECK(cc_uniform_below_exp(&scripted, 0, 1, 1, 0) && scripted.next == 4,
+		  "below e^-1 by its third word: %d words", scripted.next);
+	words[2] = EXP_MINUS_ONE[2] + 1;
+	scripted.next = 0;
+	CHECK(!cc_uniform_below_exp(&scripted, 0, 1, 1, 0) && scripted.next == 4,
+		  "above e^-1 by its third word: %d words", scripted.next);
 }
 
 static void
@@ -414,9 +610,9 @@ test_variance(void)
 void
 test_gaussian(void)
 {
-	test_isqrt();
 	test_parameters();
 	test_variance();
-	test_bernoulli_wide();
+	test_exp_bounds();
+	test_uniform_below_exp();
 	test_distribution();
 }
