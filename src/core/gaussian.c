@@ -149,6 +149,10 @@ cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 	table->total = total;
 	for (i = table->entries + 1; i < CC_DGAUSS_SEARCH; i++)
 		table->ends[i] = UINT64_MAX;
+	/* the search's first step: half the least power of two above the tail's bucket */
+	for (table->search = 1; table->search <= table->entries; table->search *= 2)
+		;
+	table->search /= 2;
 	return CC_OK;
 }
 
@@ -196,7 +200,7 @@ table_magnitude(cc_rng *rng, const cc_dgauss_table *table)
 	uint64_t	unit;
 
 	/* the bucket of u: how many buckets end at or below it (no branches) */
-	for (int half = CC_DGAUSS_SEARCH / 2; half > 0; half >>= 1)
+	for (int half = table->search; half > 0; half >>= 1)
 		i += table->ends[i + half - 1] <= u ? half : 0;
 	unit = u - (i == 0 ? 0 : table->ends[i - 1]);
 	if (__builtin_expect(i < table->entries && unit < table->sure[i], 1))

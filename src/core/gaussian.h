@@ -83,6 +83,7 @@ typedef struct cc_dgauss_table
 	int			unit_bits;
 	int			scale_bits;
 	int			entries;		/* magnitudes with a bucket; the tail's is next */
+	int			search;			/* the binary search's first step */
 	uint64_t	total;			/* units in all buckets */
 	uint64_t	ends[CC_DGAUSS_SEARCH];	/* cumulative; UINT64_MAX past the tail's */
 	uint64_t	sure[CC_DGAUSS_SEARCH];	/* units that accept without a comparison */
