@@ -204,9 +204,13 @@ cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
 	for (int j = 0; j < d; j++)
 	{
 		noise->linear[j] = noise->alpha[j] / noise->phi[j];
+		noise->pair_row[j] = 0.0;
 		for (int l = j; l < d; l++)
+		{
 			noise->pair[j][l] = (j == l ? 1.0 : 2.0) * noise->alpha[j] * noise->alpha[l] /
 				pair_phi(noise->phi[j], noise->phi[l]);
+			noise->pair_row[j] += noise->pair[j][l];
+		}
 	}
 	return fabs(b0 - 1.0) <= 1e-9;
 }
@@ -243,26 +247,31 @@ cc_blt_decays(const cc_blt_noise *noise, double t, double *e)
 	}
 }
 
+/*
+ * The pairs' sum_{l>=j} pair_jl (e_j + p_j e_l) is taken row by row as
+ * pair_row_j e_j + p_j sum_{l>=j} pair_jl e_l: positive terms still, and
+ * the rows are independent sums where one running sum made a read wait on
+ * each addition in turn.
+ */
 double
 cc_blt_step_error_of(const cc_blt_noise *noise, double t, const double *e,
 					 double *coefficients)
 {
-	double		p[CC_BLT_MAX_BUFFERS];
-	double		sum = t * noise->beta * noise->beta;
-	double		plain = t * noise->beta;
+	double		linear = 0.0;
+	double		pairs = 0.0;
 
 	for (int j = 0; j < noise->buffers; j++)
 	{
-		p[j] = 1.0 - e[j];
-		plain += noise->linear[j] * e[j];
-		sum += 2.0 * noise->beta * noise->linear[j] * e[j];
+		double		row = 0.0;
+
+		linear += noise->linear[j] * e[j];
+		for (int l = j; l < noise->buffers; l++)
+			row += noise->pair[j][l] * e[l];
+		pairs += noise->pair_row[j] * e[j] + (1.0 - e[j]) * row;
 	}
 	if (coefficients)
-		*coefficients = plain;
-	for (int j = 0; j < noise->buffers; j++)
-		for (int l = j; l < noise->buffers; l++)
-			sum += noise->pair[j][l] * (e[j] + p[j] * e[l]);
-	return sum;
+		*coefficients = t * noise->beta + linear;
+	return t * noise->beta * noise->beta + 2.0 * noise->beta * linear + pairs;
 }
 
 double

@@ -55,6 +55,7 @@ typedef struct cc_blt_noise
 	 */
 	double		linear[CC_BLT_MAX_BUFFERS];
 	double		pair[CC_BLT_MAX_BUFFERS][CC_BLT_MAX_BUFFERS];
+	double		pair_row[CC_BLT_MAX_BUFFERS];	/* sum_{l>=j} pair[j][l] */
 } cc_blt_noise;
 
 /*

@@ -14,8 +14,9 @@
  * unit, by comparing j + U, U uniform on [0, 1), with w(i) 2^B computed to
  * as many bits as that takes.  A bucket so accepts with probability
  * (m_i + sum_j clamp(w(i) 2^B - j, 0, 1)) / H = w(i) 2^B / H exactly, H the
- * table's total.  One uniform below H picks the unit; a branchless binary
- * search over the buckets' ends finds its bucket.
+ * table's total.  One uniform below H picks the unit; its guide, one of
+ * 256 spans of H's units, names the bucket its span starts in, and a step
+ * or two along the buckets' ends finds its own (cc_dgauss_bucket).
  *
  * The tail.  N is the least magnitude with w(N) <= 2^-B and
  * w(l + 1) <= w(l) / 2 for every l >= N: N^2 / (2 sigma^2) >= 0.7 B and
@@ -88,6 +89,7 @@ cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 	uint64_t	d;
 	uint64_t	total = 0;
 	int			i;
+	int			k;
 
 	if (status != CC_OK)
 		return status;
@@ -149,10 +151,16 @@ cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 	table->total = total;
 	for (i = table->entries + 1; i < CC_DGAUSS_SEARCH; i++)
 		table->ends[i] = UINT64_MAX;
-	/* the search's first step: half the least power of two above the tail's bucket */
-	for (table->search = 1; table->search <= table->entries; table->search *= 2)
-		;
-	table->search /= 2;
+	/* the guides: 2^CC_DGAUSS_GUIDE_BITS spans of 2^guide_shift units cover total */
+	table->guide_shift = 0;
+	while (((total - 1) >> table->guide_shift) >> CC_DGAUSS_GUIDE_BITS != 0)
+		table->guide_shift++;
+	for (i = 0, k = 0; k < (1 << CC_DGAUSS_GUIDE_BITS); k++)
+	{
+		while (table->ends[i] <= ((uint64_t) k << table->guide_shift))
+			i++;
+		table->guide[k] = (uint8_t) i;
+	}
 	return CC_OK;
 }
 
@@ -196,13 +204,9 @@ static inline int64_t
 table_magnitude(cc_rng *rng, const cc_dgauss_table *table)
 {
 	uint64_t	u = cc_uniform_below(rng, table->total);
-	int			i = 0;
-	uint64_t	unit;
+	int			i = cc_dgauss_bucket(table, u);
+	uint64_t	unit = u - (i == 0 ? 0 : table->ends[i - 1]);
 
-	/* the bucket of u: how many buckets end at or below it (no branches) */
-	for (int half = table->search; half > 0; half >>= 1)
-		i += table->ends[i + half - 1] <= u ? half : 0;
-	unit = u - (i == 0 ? 0 : table->ends[i - 1]);
 	if (__builtin_expect(i < table->entries && unit < table->sure[i], 1))
 		return i;
 	return unsure_magnitude(rng, table, i, unit);

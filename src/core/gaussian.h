@@ -73,6 +73,7 @@ extern double cc_dgauss_variance(cc_scale sigma2);
  */
 #define CC_DGAUSS_UNIT_BITS 56
 #define CC_DGAUSS_SEARCH 128	/* at most 73 buckets: 72 and the tail's */
+#define CC_DGAUSS_GUIDE_BITS 8
 
 typedef struct cc_dgauss_table
 {
@@ -83,11 +84,28 @@ typedef struct cc_dgauss_table
 	int			unit_bits;
 	int			scale_bits;
 	int			entries;		/* magnitudes with a bucket; the tail's is next */
-	int			search;			/* the binary search's first step */
+	int			guide_shift;	/* unit u's guide is guide[u >> guide_shift] */
 	uint64_t	total;			/* units in all buckets */
 	uint64_t	ends[CC_DGAUSS_SEARCH];	/* cumulative; UINT64_MAX past the tail's */
 	uint64_t	sure[CC_DGAUSS_SEARCH];	/* units that accept without a comparison */
+	/* guide[k]: the bucket of unit k 2^guide_shift, where u's search starts */
+	uint8_t		guide[1 << CC_DGAUSS_GUIDE_BITS];
 } cc_dgauss_table;
+
+/*
+ * The bucket of unit u < total: the least i with ends[i] > u, found from
+ * its guide (Chen and Asau's indexed search), so in a step or two: a guide
+ * covers total / 2^CC_DGAUSS_GUIDE_BITS units, most within one bucket.
+ */
+static inline int
+cc_dgauss_bucket(const cc_dgauss_table *table, uint64_t u)
+{
+	int			i = table->guide[u >> table->guide_shift];
+
+	while (table->ends[i] <= u)
+		i++;
+	return i;
+}
 
 /* CC_OK, or cc_dgauss_check()'s refusal, or a unit_bits outside 2 .. 56 */
 extern cc_status cc_dgauss_table_build(cc_scale sigma2, int unit_bits,

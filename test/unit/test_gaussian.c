@@ -578,6 +578,70 @@ test_parameters(void)
 	}
 }
 
+/* The least i with ends[i] > u, by a plain scan. */
+static int
+scanned_bucket(const cc_dgauss_table *t, uint64_t u)
+{
+	int			i = 0;
+
+	while (t->ends[i] <= u)
+		i++;
+	return i;
+}
+
+/*
+ * The guided lookup finds the bucket a plain scan finds: at both sides of
+ * every bucket's end, at every guide's first unit and at random units, for
+ * tables of small and large totals (units of 2 bits to 56), scaled or not.
+ */
+static void
+test_bucket_lookup(void)
+{
+	static const cc_scale scales[] = {{1, 3}, {21, 2}, {64, 1}, {65, 1}, {1000, 1},
+	{UINT64_C(1) << 52, 1}, {1, CC_DGAUSS_MAX_PART}};
+	static const int unit_bits[] = {2, 3, 17, CC_DGAUSS_UNIT_BITS};
+	static cc_dgauss_table t;
+	seeded_rng	r;
+	int			bad = 0;
+	long		checked = 0;
+
+	seeded_rng_init(&r, 64);
+	for (size_t s = 0; s < sizeof(scales) / sizeof(scales[0]); s++)
+		for (size_t b = 0; b < sizeof(unit_bits) / sizeof(unit_bits[0]); b++)
+		{
+			uint64_t	units[3 * CC_DGAUSS_SEARCH + (1 << CC_DGAUSS_GUIDE_BITS) + 1000];
+			int			n = 0;
+
+			if (cc_dgauss_table_build(scales[s], unit_bits[b], &t) != CC_OK)
+			{
+				bad++;
+				continue;
+			}
+			for (int i = 0; i <= t.entries; i++)
+			{
+				units[n++] = t.ends[i] - 1;
+				if (t.ends[i] < t.total)
+					units[n++] = t.ends[i];
+			}
+			for (int k = 0; k < (1 << CC_DGAUSS_GUIDE_BITS); k++)
+				if (((uint64_t) k << t.guide_shift) < t.total)
+					units[n++] = (uint64_t) k << t.guide_shift;
+			for (int k = 0; k < 1000; k++)
+				units[n++] = cc_uniform_below(&r.rng, t.total);
+			for (int k = 0; k < n; k++, checked++)
+				if (cc_dgauss_bucket(&t, units[k]) != scanned_bucket(&t, units[k]))
+				{
+					if (bad++ < 5)
+						fprintf(stderr, "sigma^2 %llu/%llu, %d-bit units: unit %llu in bucket %d, not %d\n",
+								(unsigned long long) scales[s].num,
+								(unsigned long long) scales[s].den, unit_bits[b],
+								(unsigned long long) units[k],
+								cc_dgauss_bucket(&t, units[k]), scanned_bucket(&t, units[k]));
+				}
+		}
+	CHECK(bad == 0 && checked > 5000, "%d of %ld units in the wrong bucket", bad, checked);
+}
+
 /* cc_dgauss_variance() on both sides of its switch of sums, at 16 */
 static void
 test_variance(void)
@@ -614,5 +678,6 @@ test_gaussian(void)
 	test_variance();
 	test_exp_bounds();
 	test_uniform_below_exp();
+	test_bucket_lookup();
 	test_distribution();
 }
