@@ -33,7 +33,8 @@ SELECT contcount.alter_ledger('vg', 200);
 SELECT count(*) FROM contcount.budget_changes;
 SELECT * FROM contcount.ledgers;
 SELECT count(*) FROM contcount.charges;
--- the store's export and import: a ledger it knows is kept or raised
+-- the store's export and import: a ledger it knows is kept; an export whose
+-- spending is not its audit's is refused whole
 SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
 SELECT * FROM contcount.import_ledgers(jsonb_set(contcount.export_ledgers(), '{ledgers,0,spent_units}', '999999999999'));
 -- a zCDP ledger: pure releases at epsilon^2/2 of rho, in batches; (epsilon, delta) in the view
