@@ -132,6 +132,22 @@ INSERT INTO test.imp_cases (label, doc) VALUES
 SELECT label, test.state_of(format('SELECT * FROM contcount.import_ledgers(%L)', doc)) AS state
 FROM test.imp_cases ORDER BY n;
 
+-- more new ledgers, or blocks, than the store has room for: refused before
+-- any is taken in (53400)
+SELECT test.state_of(format('SELECT * FROM contcount.import_ledgers(%L)', test.export_of(VARIADIC ARRAY(
+           SELECT pure || jsonb_build_object('id', 5000 + i, 'name', 'imp_room_' || i)
+           FROM generate_series(1, current_setting('contcount.max_ledgers')::int + 1) i)))) AS ledgers,
+       test.state_of(format('SELECT * FROM contcount.import_ledgers(%L)', test.export_of(
+           pure || jsonb_build_object('blocks', (
+               SELECT jsonb_agg(jsonb_build_object(
+                          'start', '2000-01-01'::timestamptz + i * interval '1 day',
+                          'end', '2000-01-01'::timestamptz + (i + 1) * interval '1 day',
+                          'spent_units', 1) ORDER BY i)
+               FROM generate_series(0, current_setting('contcount.max_blocks')::int) i))))) AS blocks
+FROM test.imp;
+SELECT count(*) AS stored FROM generate_series(5001, 5000 + current_setting('contcount.max_ledgers')::int + 1) i
+WHERE contcount.store_spent(i) IS NOT NULL;
+
 -- nothing was taken in: no row, no spending in the store, no audit
 SELECT (SELECT count(*) FROM contcount.ledger) = ledgers AS same_ledgers,
        (SELECT count(*) FROM contcount.budget_changes) = changes AS same_changes,

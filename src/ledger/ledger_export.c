@@ -577,13 +577,21 @@ check_ledger_row(JsonbContainer *l, int ledger, cc_accounting accounting, bool k
 	check_grants(l, ledger);
 }
 
+/* What an export would add to the store: ledgers and blocks it lacks. */
+typedef struct ImportRoom
+{
+	int			ledgers;
+	int64		blocks;
+} ImportRoom;
+
 /*
  * The n-th ledger of the export (from 1): its row, then its audit and
- * blocks as the store would take them.  Its id into *id, and its name into
- * *live_name if it is not dropped (else NULL).
+ * blocks as the store would take them, adding what the store lacks to
+ * *room.  Its id into *id, and its name into *live_name if it is not
+ * dropped (else NULL).
  */
 static void
-check_ledger(JsonbContainer *l, int n, int64 *id, char **live_name)
+check_ledger(JsonbContainer *l, int n, int64 *id, char **live_name, ImportRoom *room)
 {
 	char	   *name = json_text(json_get(l, "name"));
 	JsonbValue *spent_value = json_get(l, "spent_units");
@@ -596,6 +604,8 @@ check_ledger(JsonbContainer *l, int n, int64 *id, char **live_name)
 	bool		given;
 	cc_accounting accounting = json_accounting(l, n, "accounting", &given);
 	int64		spent = 0;
+	uint64		known_spent;
+	bool		known;
 
 	if (!json_int(json_get(l, "id"), 1, PG_INT64_MAX, id))
 		bad_field(n, "id", "a whole number from 1 to 9223372036854775807");
@@ -610,7 +620,11 @@ check_ledger(JsonbContainer *l, int n, int64 *id, char **live_name)
 	/* first, as the import: another accounting than the store's is ZB003 */
 	if (spent_value != NULL)
 		ledger_store_check_import(*id, name, accounting, (uint64) spent, audit, ncharges);
-	ledger_store_check_import_blocks(*id, name, block, nblocks);
+	/* a ledger whose spending is unknown is not taken in, nor its blocks */
+	known = ledger_store_spent(*id, &known_spent, NULL);
+	room->ledgers += !known && spent_value != NULL;
+	if (known || spent_value != NULL)
+		room->blocks += ledger_store_check_import_blocks(*id, name, block, nblocks);
 	/* the import reads a ledger that says no accounting as pure */
 	check_ledger_row(l, n, accounting, given || spent_value != NULL);
 	*live_name = json_get(l, "dropped_at") == NULL ? name : NULL;
@@ -657,7 +671,8 @@ check_export_header(JsonbContainer *root)
  * export that import_ledgers() would refuse or could not take in whole,
  * before anything is imported: 22023 (a bad field, two ledgers with one id,
  * or two live ledgers with one name), ZB003 (a ledger the store accounts
- * otherwise), 55000 (a block of another length in the store).
+ * otherwise), 55000 (a block of another length in the store), 53400 (no
+ * room in the store for its new ledgers or blocks).
  */
 PG_FUNCTION_INFO_V1(contcount_store_check_import);
 Datum
@@ -669,6 +684,7 @@ contcount_store_check_import(PG_FUNCTION_ARGS)
 	int			nlive = 0;
 	int64	   *ids;
 	char	  **names;
+	ImportRoom	room = {0, 0};
 
 	require_superuser("contcount.store_check_import()");
 	export = DatumGetJsonbP(arg_required(fcinfo, 0, "export"));
@@ -681,7 +697,7 @@ contcount_store_check_import(PG_FUNCTION_ARGS)
 	names = palloc(sizeof(char *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 	{
-		check_ledger(json_element(ledgers, i, 0, "ledgers"), i + 1, &ids[i], &names[nlive]);
+		check_ledger(json_element(ledgers, i, 0, "ledgers"), i + 1, &ids[i], &names[nlive], &room);
 		nlive += names[nlive] != NULL;
 	}
 	qsort(ids, n, sizeof(int64), compare_ids);
@@ -692,5 +708,6 @@ contcount_store_check_import(PG_FUNCTION_ARGS)
 	for (int i = 1; i < nlive; i++)
 		if (strcmp(names[i], names[i - 1]) == 0)
 			bad_field(0, "name", psprintf("different in every live ledger (\"%s\" is not)", names[i]));
+	ledger_store_check_import_room(room.ledgers, room.blocks);
 	PG_RETURN_BOOL(true);
 }

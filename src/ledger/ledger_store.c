@@ -1757,10 +1757,12 @@ ledger_store_check_import(int64 ledger, const char *name, cc_accounting accounti
 	check_import_audit(name, accounting, spent_units, charges, ncharges);
 }
 
-void
+int
 ledger_store_check_import_blocks(int64 ledger, const char *name, const StoreBlock *exported,
 								 int nblocks)
 {
+	int			fresh = 0;
+
 	lock_store(LW_SHARED);
 	refuse_if_damaged();
 	for (int i = 0; i < nblocks; i++)
@@ -1782,7 +1784,29 @@ ledger_store_check_import_blocks(int64 ledger, const char *name, const StoreBloc
 					 errmsg("a block of the export overlaps a block of another length in this store"),
 					 errdetail("Block [%s) of ledger \"%s\" is in this store.",
 							   block_range(block->key.start, block->end), name)));
+		fresh += hash_search(blocks, &(BlockKey) {ledger, exported[i].start}, HASH_FIND, NULL) == NULL;
 	}
+	LWLockRelease(store->lock);
+	return fresh;
+}
+
+void
+ledger_store_check_import_room(int ledgers, int64 nblocks)
+{
+	lock_store(LW_SHARED);
+	if (hash_get_num_entries(sums) + ledgers > contcount_max_ledgers)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
+						contcount_max_ledgers),
+				 errdetail("The export has %d ledgers this store does not hold.", ledgers),
+				 errhint("Raise contcount.max_ledgers and restart the server.")));
+	if (hash_get_num_entries(blocks) + nblocks > contcount_max_blocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
+				 errdetail("The export has " INT64_FORMAT " blocks this store does not hold.", nblocks),
+				 errhint("Raise contcount.max_blocks and restart the server.")));
 	LWLockRelease(store->lock);
 }
 

@@ -173,12 +173,16 @@ extern const char *ledger_store_import(int64 ledger, const char *name, cc_accoun
  * an import refused for one ledger takes in none: a name too long or an
  * audit that does not add up to spent_units (22023), another accounting
  * than the store's (ZB003); blocks out of order or overlapping each other
- * (22023) or a block of another length in the store (55000).
+ * (22023) or a block of another length in the store (55000), returning how
+ * many blocks the store does not hold.  Then whether the store has room for
+ * that many new ledgers and blocks (53400; a concurrent creation may still
+ * take the room before the import does).
  */
 extern void ledger_store_check_import(int64 ledger, const char *name, cc_accounting accounting,
 									  uint64 spent_units, const StoreCharge *charges, int ncharges);
-extern void ledger_store_check_import_blocks(int64 ledger, const char *name,
+extern int	ledger_store_check_import_blocks(int64 ledger, const char *name,
 											 const StoreBlock *blocks, int nblocks);
+extern void ledger_store_check_import_room(int ledgers, int64 blocks);
 
 /*
  * The latest ledger created in database under name for which known(id, arg)
