@@ -378,7 +378,10 @@ json_text(JsonbValue *v)
 	return v != NULL && v->type == jbvString ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
 }
 
-/* A whole number from min to max, into *out; false if v is not one. */
+/*
+ * A whole number from min to max, into *out; false if v is not one, or is
+ * written with decimals (5.0), which the import's int8() of its text refuses.
+ */
 static bool
 json_int(JsonbValue *v, int64 min, int64 max, int64 *out)
 {
@@ -388,8 +391,7 @@ json_int(JsonbValue *v, int64 min, int64 max, int64 *out)
 		numeric_is_inf(v->val.numeric))
 		return false;
 	n = NumericGetDatum(v->val.numeric);
-	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, n,
-										  DirectFunctionCall2(numeric_trunc, n, Int32GetDatum(0)))) ||
+	if (DatumGetInt32(DirectFunctionCall1(numeric_scale, n)) != 0 ||
 		DatumGetBool(DirectFunctionCall2(numeric_lt, n, NumericGetDatum(int64_to_numeric(min)))) ||
 		DatumGetBool(DirectFunctionCall2(numeric_gt, n, NumericGetDatum(int64_to_numeric(max)))))
 		return false;
