@@ -512,6 +512,27 @@ SELECT name FROM contcount.counters WHERE name LIKE 'sw%' ORDER BY name;
 SELECT name FROM contcount.ledgers WHERE name LIKE 'sw%' ORDER BY name;
 SELECT name FROM contcount.sources WHERE name LIKE 'sw%' ORDER BY name;
 
+-- superusers' functions: refused to others, and checked for superusers
+SELECT fn, label, test.state_of(s) AS state FROM (VALUES
+    ('counter_internals', 'null', $$SELECT * FROM contcount.counter_internals(NULL)$$),
+    ('counter_internals', 'unknown', $$SELECT * FROM contcount.counter_internals('sw_none')$$),
+    ('store_import', 'spent_units not the charges'' sum',
+     $$SELECT contcount.store_import(4545, 'x', now(), 10, 2, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'pure', ARRAY['pure'], ARRAY[1::bigint], ARRAY[1::bigint])$$),
+    ('store_import', 'spent_units -1',
+     $$SELECT contcount.store_import(4545, 'x', now(), 10, -1, '{}', '{}', '{}', '{}', '{}', '{}', 'pure', '{}', '{}', '{}')$$),
+    ('store_import_blocks', 'a block ending before it starts',
+     $$SELECT contcount.store_import_blocks((SELECT id FROM contcount.ledger WHERE name = 'sw_data'), ARRAY[now()], ARRAY[now() - interval '1 day'], ARRAY[1::bigint])$$),
+    ('store_check_import', 'null', $$SELECT contcount.store_check_import(NULL)$$)
+) AS cases(fn, label, s);
+SELECT contcount.store_spent(4545) IS NULL AS nothing_stored;
+\c - regress_bad_analyst
+SELECT fn, test.state_of(s) AS state FROM (VALUES
+    ('import_ledgers', $$SELECT * FROM contcount.import_ledgers('{}')$$),
+    ('store_check_import', $$SELECT contcount.store_check_import('{}')$$),
+    ('counter_internals', $$SELECT * FROM contcount.counter_internals('sw_c')$$)
+) AS cases(fn, s);
+\c - postgres
+
 -- A counter stored with a step whose schedule overflows (written by hand:
 -- create_counter refuses it) takes no step on the clock: the worker never
 -- reads it as due, where it used to close its steps back to back.  tick()
