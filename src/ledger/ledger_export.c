@@ -562,12 +562,15 @@ check_ledger_row(JsonbContainer *l, int ledger, cc_accounting accounting, bool k
 	JsonbValue *v;
 	TimestampTz at;
 
-	if (budget == NULL || budget->type != jbvNumeric || !ledger_budget_valid(NumericGetDatum(budget->val.numeric)))
+	if (budget == NULL || budget->type != jbvNumeric ||
+		!ledger_budget_valid(NumericGetDatum(budget->val.numeric)))
 		bad_field(ledger, "budget", "a multiple of 0.000000001 from 0 to 9223372036");
-	if (delta != NULL && (delta->type != jbvNumeric || !ledger_delta_valid(NumericGetDatum(delta->val.numeric))))
+	if (delta != NULL &&
+		(delta->type != jbvNumeric || !ledger_delta_valid(NumericGetDatum(delta->val.numeric))))
 		bad_field(ledger, "delta", "null or greater than 0 and less than 1");
 	if (known && (delta == NULL) != (accounting == CC_PURE))
-		bad_field(ledger, "delta", accounting == CC_PURE ? "null for a pure ledger" : "given for a zcdp ledger");
+		bad_field(ledger, "delta",
+				  accounting == CC_PURE ? "null for a pure ledger" : "given for a zcdp ledger");
 	if (!json_timestamp(json_get(l, "created_at"), &at))
 		bad_field(ledger, "created_at", "a finite timestamp");
 	v = json_get(l, "created_by");

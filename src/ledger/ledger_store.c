@@ -1775,8 +1775,8 @@ ledger_store_check_import_blocks(int64 ledger, const char *name, const StoreBloc
 			(i > 0 && exported[i].start < exported[i - 1].end))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the blocks of the export of ledger \"%s\" are not in order, each ending after it starts",
-							name)));
+					 errmsg("the blocks of the export of ledger \"%s\" are not in order, "
+							"each ending after it starts", name)));
 		block = other_block(ledger, &run);
 		if (block != NULL)
 			ereport(ERROR,
