@@ -177,8 +177,8 @@ SELECT count(*) FROM contcount.ledgers WHERE name = 'ephemeral';
 
 -- Export and import (for pg_dump and pg_upgrade): superusers only.  Here
 -- every ledger is known to the store: its own export changes nothing, nor
--- does one that spent less (nothing is lowered).  A document that is not
--- an export is refused.
+-- does an older one, its audit shorter (nothing is lowered).  A document
+-- that is not an export is refused.
 SELECT pg_catalog.jsonb_typeof(contcount.export_ledgers() -> 'ledgers') AS ledgers,
        pg_catalog.jsonb_array_length(contcount.export_ledgers() -> 'ledgers') =
        (SELECT count(*) FROM contcount.ledger) AS every_ledger;
@@ -187,7 +187,7 @@ SELECT ledger, spent, action FROM contcount.import_ledgers(contcount.export_ledg
 WHERE ledger IN ('clinic', 'marketing') ORDER BY ledger;
 SELECT ledger, spent, action FROM contcount.import_ledgers(
     jsonb_set(contcount.export_ledgers(), '{ledgers}',
-              (SELECT jsonb_agg(jsonb_set(e, '{spent_units}', '0'))
+              (SELECT jsonb_agg(jsonb_set(jsonb_set(e, '{spent_units}', '0'), '{charges}', '[]'))
                FROM jsonb_array_elements(contcount.export_ledgers() -> 'ledgers') e)))
 WHERE ledger IN ('clinic', 'marketing') ORDER BY ledger;
 SELECT count(*) AS changed FROM (SELECT name, spent FROM contcount.ledgers

@@ -7,6 +7,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "utils/builtins.h"
 
 #include "common/args.h"
@@ -50,4 +51,13 @@ int64
 step_usecs(Interval *step)
 {
 	return interval_usecs(step, "step");
+}
+
+bool
+step_end(TimestampTz start, int64 k, int64 step_usecs, TimestampTz *end)
+{
+	int64		offset;
+
+	return !pg_mul_s64_overflow(k, step_usecs, &offset) &&
+		!pg_add_s64_overflow(start, offset, end) && IS_VALID_TIMESTAMP(*end);
 }

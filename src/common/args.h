@@ -24,4 +24,11 @@ extern int64 interval_usecs(Interval *interval, const char *what);
 /* The same for a step of a release or counter. */
 extern int64 step_usecs(Interval *step);
 
+/*
+ * The end of step k of a schedule that starts at start with steps of
+ * step_usecs (start + k * step_usecs), into *end; false if it is not a
+ * timestamp (beyond the range, or beyond int64).
+ */
+extern bool step_end(TimestampTz start, int64 k, int64 step_usecs, TimestampTz *end);
+
 #endif							/* CONTCOUNT_ARGS_H */

@@ -266,6 +266,27 @@ counter_source(int64 counter)
 }
 
 /*
+ * Refuse (22008) a step whose schedule, from now (the counter's started_at),
+ * ends beyond the timestamps: the end of its last step, or for a counter
+ * without a horizon its first.  The worker's clock could not say when such a
+ * step is due.
+ */
+static void
+check_schedule(int64 step, const cc_params *params)
+{
+	TimestampTz end;
+	int64		last = params->has_horizon ? params->horizon : 1;
+
+	if (!step_end(GetCurrentTransactionStartTimestamp(), last, step, &end))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("the steps of a counter must end within the range of timestamps"),
+				 errdetail("Step " INT64_FORMAT " of %s would end after 294276 AD.", last,
+						   cc_kind_name(params->kind)),
+				 errhint("Take a shorter step, or a shorter horizon.")));
+}
+
+/*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
  * beta, ledger, objective, source, rho): with a protected source, the
  * counter counts its table's inserts, at most max_rows a unit, and its noise
@@ -339,6 +360,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 					 errhint("Take a shorter step.")));
 	}
 	spec_to_params(&args, &params);
+	check_schedule(step_usecs(PG_GETARG_INTERVAL_P(4)), &params);
 	spec_notice_choice(&args, &params);
 
 	state = palloc(cc_state_size(&params));

@@ -68,6 +68,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "common/args.h"
 #include "common/random.h"
 #include "common/settings.h"
 #include "counters/counter.h"
@@ -543,6 +544,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	char		from[96] = "an unknown place";
 	CounterBlocks paid;
 	bool		has_blocks;
+	TimestampTz next_end;		/* of the step after this one */
 	char	   *refusal = NULL;
 	/* the refusal, kept beyond the step's transaction for the log */
 	char		refused[256];
@@ -688,12 +690,12 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	 * this step, whose rows all lie in blocks it paid.
 	 */
 	if (has_blocks && !(cc_state_params(state)->has_horizon &&
-						release.t >= cc_state_params(state)->horizon))
+						release.t >= cc_state_params(state)->horizon) &&
+		step_end(paid.started_at, release.t + 1, paid.step_usecs, &next_end))
 	{
 		StoreBlockRun run;
 
-		source_blocks_counter_run(paid.blocks.length, paid.until,
-								  paid.started_at + (release.t + 1) * paid.step_usecs, &run);
+		source_blocks_counter_run(paid.blocks.length, paid.until, next_end, &run);
 		if (run.count > 0)
 		{
 			Oid			btypes[3] = {INT8OID, TIMESTAMPTZOID, TEXTOID};
@@ -853,7 +855,9 @@ close_due_steps(CounterShared *cs)
 			LWLockAcquire(cs->lock, LW_SHARED);
 			id = cs->slots[i].id;
 			ticks = cs->slots[i].ticks_requested;
-			next = cs->slots[i].started_at + (cs->slots[i].steps + 1) * cs->slots[i].step_usecs;
+			/* a step that ends beyond the timestamps is never due on the clock */
+			if (!step_end(cs->slots[i].started_at, cs->slots[i].steps + 1, cs->slots[i].step_usecs, &next))
+				next = DT_NOEND;
 			due = id != 0 && !cs->slots[i].finished &&
 				(ticks > cs->slots[i].ticks_done ||
 				 (now >= next && now >= cs->slots[i].retry_at));

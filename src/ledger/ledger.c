@@ -258,35 +258,52 @@ ledger_require_visible(const char *name)
 	return row.id;
 }
 
+bool
+ledger_budget_valid(Datum budget)
+{
+	Datum		units;
+
+	if (numeric_is_nan(DatumGetNumeric(budget)) || numeric_is_inf(DatumGetNumeric(budget)))
+		return false;
+	units = DirectFunctionCall2(numeric_mul, budget,
+								DirectFunctionCall1(int8_numeric,
+													Int64GetDatum(CC_EPSILON_UNITS_PER_ONE)));
+	return !DatumGetBool(DirectFunctionCall2(numeric_lt, budget,
+											 DirectFunctionCall1(int8_numeric, Int64GetDatum(0)))) &&
+		DatumGetBool(DirectFunctionCall2(numeric_eq, units,
+										 DirectFunctionCall2(numeric_trunc, units,
+															 Int32GetDatum(0)))) &&
+		!DatumGetBool(DirectFunctionCall2(numeric_gt, units,
+										  DirectFunctionCall1(int8_numeric,
+															  Int64GetDatum(PG_INT64_MAX))));
+}
+
 /* A budget, epsilon or rho (measure), as a whole number of 1e-9 units. */
 static Datum
 budget_arg(FunctionCallInfo fcinfo, int argno, const char *measure)
 {
 	Datum		budget;
-	Datum		units;
 
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be null", measure)));
 	budget = PG_GETARG_DATUM(argno);
-	units = DirectFunctionCall2(numeric_mul, budget,
-								DirectFunctionCall1(int8_numeric,
-													Int64GetDatum(CC_EPSILON_UNITS_PER_ONE)));
-	if (numeric_is_nan(DatumGetNumeric(budget)) || numeric_is_inf(DatumGetNumeric(budget)) ||
-		DatumGetBool(DirectFunctionCall2(numeric_lt, budget,
-										 DirectFunctionCall1(int8_numeric, Int64GetDatum(0)))) ||
-		!DatumGetBool(DirectFunctionCall2(numeric_eq, units,
-										  DirectFunctionCall2(numeric_trunc, units,
-															  Int32GetDatum(0)))) ||
-		DatumGetBool(DirectFunctionCall2(numeric_gt, units,
-										 DirectFunctionCall1(int8_numeric,
-															 Int64GetDatum(PG_INT64_MAX)))))
+	if (!ledger_budget_valid(budget))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a ledger's %s must be a finite multiple of 0.000000001, from 0 to 9223372036",
 						measure)));
 	return budget;
+}
+
+bool
+ledger_delta_valid(Datum delta)
+{
+	double		value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta));
+
+	/* written so that NaN fails too */
+	return value >= DBL_MIN && value < 1;
 }
 
 /*
@@ -297,13 +314,10 @@ static NullableDatum
 delta_arg(FunctionCallInfo fcinfo, int argno)
 {
 	NullableDatum delta = {PG_GETARG_DATUM(argno), PG_ARGISNULL(argno)};
-	double		value;
 
 	if (delta.isnull)
 		return delta;
-	value = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta.value));
-	/* written so that NaN fails too */
-	if (!(value >= DBL_MIN && value < 1))
+	if (!ledger_delta_valid(delta.value))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("delta must be greater than 0 and less than 1"),

@@ -109,6 +109,14 @@ extern void ledger_pay_release(ChargeSite *site, PlanState *node);
 extern Datum ledger_units_numeric(uint64 units, bool negative);
 
 /*
+ * Is a numeric a ledger's budget (epsilon or rho): a finite multiple of
+ * 0.000000001 from 0 to 9223372036.854775807, which the views show as units?
+ * And is one a zCDP ledger's delta: above 0 (as a double) and below 1?
+ */
+extern bool ledger_budget_valid(Datum budget);
+extern bool ledger_delta_valid(Datum delta);
+
+/*
  * The id of the live ledger of that name, if the caller sees it in
  * contcount.ledgers (a superuser, a role it is granted to, or the role
  * whose contcount.ledger names it); else an error: 42704 if there is no

@@ -1688,6 +1688,128 @@ ledger_store_blocks(int64 *nblocks)
 	return all;
 }
 
+/*
+ * Refuse (22023) a ledger of an export whose name the store could not keep,
+ * or whose audit does not add up as the store would: each charge what its
+ * releases cost a ledger of that accounting, no refund beyond the charges
+ * before it, and spent_units exactly what they sum to (an export's spending
+ * is its audit's).  Nothing else can be trusted of such an export.
+ */
+static void
+check_import_audit(const char *name, cc_accounting accounting, uint64 spent_units,
+				   const StoreCharge *charges, int ncharges)
+{
+	uint64		running = 0;
+
+	if (strlen(name) > LEDGER_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
+	for (int i = 0; i < ncharges; i++)
+	{
+		if (!charge_adds_up(accounting, charges[i].cost, charges[i].releases, charges[i].units))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a charge of the export of ledger \"%s\" is not what its releases cost a %s ledger",
+							name, ledger_accounting_name(accounting))));
+		if (!charges[i].refund)
+		{
+			if (pg_add_u64_overflow(running, charges[i].units, &running))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("the charges of the export of ledger \"%s\" exceed what a ledger can spend",
+								name)));
+		}
+		else if (charges[i].units > running)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the export of ledger \"%s\" refunds more than it charged", name)));
+		else
+			running -= charges[i].units;
+	}
+	if (running != spent_units)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the export of ledger \"%s\" says it spent " UINT64_FORMAT
+						" units, and its charges add up to " UINT64_FORMAT, name, spent_units, running)));
+}
+
+/* ZB003 if the store knows the ledger (sum) in another accounting. */
+static void
+check_import_accounting(const LedgerSum *sum, const char *name, cc_accounting accounting)
+{
+	if (sum != NULL && sum->accounting != accounting)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
+				 errmsg("ledger \"%s\" accounts in %s here, and the export accounts it in %s",
+						name, ledger_accounting_name(sum->accounting), ledger_accounting_name(accounting)),
+				 errdetail("A ledger's accounting never changes: what it spent is in its own measure.")));
+}
+
+void
+ledger_store_check_import(int64 ledger, const char *name, cc_accounting accounting,
+						  uint64 spent_units, const StoreCharge *charges, int ncharges)
+{
+	lock_store(LW_SHARED);
+	refuse_if_damaged();
+	check_import_accounting(hash_search(sums, &ledger, HASH_FIND, NULL), name, accounting);
+	LWLockRelease(store->lock);
+	check_import_audit(name, accounting, spent_units, charges, ncharges);
+}
+
+int
+ledger_store_check_import_blocks(int64 ledger, const char *name, const StoreBlock *exported,
+								 int nblocks)
+{
+	int			fresh = 0;
+
+	lock_store(LW_SHARED);
+	refuse_if_damaged();
+	for (int i = 0; i < nblocks; i++)
+	{
+		BlockRun	run = {exported[i].start, exported[i].end - exported[i].start, 1};
+		BlockSum   *block;
+
+		/* as the store holds them: in order, none overlapping another */
+		if (exported[i].end <= exported[i].start ||
+			(i > 0 && exported[i].start < exported[i - 1].end))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the blocks of the export of ledger \"%s\" are not in order, "
+							"each ending after it starts", name)));
+		block = other_block(ledger, &run);
+		if (block != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("a block of the export overlaps a block of another length in this store"),
+					 errdetail("Block [%s) of ledger \"%s\" is in this store.",
+							   block_range(block->key.start, block->end), name)));
+		fresh += hash_search(blocks, &(BlockKey) {ledger, exported[i].start}, HASH_FIND, NULL) == NULL;
+	}
+	LWLockRelease(store->lock);
+	return fresh;
+}
+
+void
+ledger_store_check_import_room(int ledgers, int64 nblocks)
+{
+	lock_store(LW_SHARED);
+	if (hash_get_num_entries(sums) + ledgers > contcount_max_ledgers)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
+						contcount_max_ledgers),
+				 errdetail("The export has %d ledgers this store does not hold.", ledgers),
+				 errhint("Raise contcount.max_ledgers and restart the server.")));
+	if (hash_get_num_entries(blocks) + nblocks > contcount_max_blocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
+				 errdetail("The export has " INT64_FORMAT " blocks this store does not hold.", nblocks),
+				 errhint("Raise contcount.max_blocks and restart the server.")));
+	LWLockRelease(store->lock);
+}
+
 const char *
 ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
 					TimestampTz created_at, Oid created_by, uint64 spent_units,
@@ -1697,43 +1819,13 @@ ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
 	LedgerSum  *sum;
 	const char *action = "kept";
 	XLogRecPtr	last = InvalidXLogRecPtr;
-	uint64		running = 0;
 
-	if (strlen(name) > LEDGER_NAME_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
-	if (sum != NULL && sum->accounting != accounting)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
-				 errmsg("ledger \"%s\" accounts in %s here, and the export accounts it in %s",
-						name, ledger_accounting_name(sum->accounting), ledger_accounting_name(accounting)),
-				 errdetail("A ledger's accounting never changes: what it spent is in its own measure.")));
-
-	/*
-	 * The audit must add up as the store would: each charge what its
-	 * releases cost the ledger, no refund beyond its charges.
-	 */
-	for (int i = 0; i < ncharges; i++)
-	{
-		if (!charge_adds_up(accounting, charges[i].cost, charges[i].releases, charges[i].units))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a charge of the export of ledger \"%s\" is not what its releases cost a %s ledger",
-							name, ledger_accounting_name(accounting))));
-		if (!charges[i].refund)
-			running += charges[i].units;
-		else if (charges[i].units > running)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the export of ledger \"%s\" refunds more than it charged", name)));
-		else
-			running -= charges[i].units;
-	}
+	check_import_accounting(sum, name, accounting);
+	check_import_audit(name, accounting, spent_units, charges, ncharges);
 	if (sum == NULL)
 	{
 		last = append_creation(ledger, name, created_by, created_at, accounting);

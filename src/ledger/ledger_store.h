@@ -160,11 +160,29 @@ extern void ledger_store_scan(void (*fn) (const StoreCharge *charge, void *arg),
  * creator) with the export's charges and refunds as its audit; then, if what
  * the store holds is less than spent_units, the difference is charged.
  * Nothing lowers what a ledger spent, and nothing changes its accounting
- * (ZB003).  Returns "created", "raised" or "kept".
+ * (ZB003); an audit that does not add up to spent_units is refused (22023).
+ * Returns "created", "raised" or "kept".
  */
 extern const char *ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
 									   TimestampTz created_at, Oid created_by, uint64 spent_units,
 									   const StoreCharge *charges, int ncharges);
+
+/*
+ * Check, writing nothing, what ledger_store_import and
+ * ledger_store_import_blocks would refuse of a ledger of an export, so that
+ * an import refused for one ledger takes in none: a name too long or an
+ * audit that does not add up to spent_units (22023), another accounting
+ * than the store's (ZB003); blocks out of order or overlapping each other
+ * (22023) or a block of another length in the store (55000), returning how
+ * many blocks the store does not hold.  Then whether the store has room for
+ * that many new ledgers and blocks (53400; a concurrent creation may still
+ * take the room before the import does).
+ */
+extern void ledger_store_check_import(int64 ledger, const char *name, cc_accounting accounting,
+									  uint64 spent_units, const StoreCharge *charges, int ncharges);
+extern int	ledger_store_check_import_blocks(int64 ledger, const char *name,
+											 const StoreBlock *blocks, int nblocks);
+extern void ledger_store_check_import_room(int ledgers, int64 blocks);
 
 /*
  * The latest ledger created in database under name for which known(id, arg)

@@ -229,8 +229,8 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 	unit = source_column_arg(fcinfo, 2, relid, "unit column");
 	time = source_column_arg(fcinfo, 3, relid, "time column");
 	require_time_type(relid, time);
-	max_rows = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
-	max_groups = PG_ARGISNULL(6) ? 0 : PG_GETARG_INT32(6);
+	max_rows = DatumGetInt32(arg_required(fcinfo, 5, "max_rows"));
+	max_groups = DatumGetInt32(arg_required(fcinfo, 6, "max_groups"));
 	if (max_rows < 1 || max_groups < 1 || max_rows > 1000000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

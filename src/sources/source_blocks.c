@@ -139,7 +139,6 @@ PG_FUNCTION_INFO_V1(contcount_source_blocks);
 Datum
 contcount_source_blocks(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr units_plan = NULL;
 	static SPIPlanPtr read_plan = NULL;
 	static SPIPlanPtr plan = NULL;
 	char	   *name = arg_text(fcinfo, 0, "source name");
@@ -157,14 +156,14 @@ contcount_source_blocks(PG_FUNCTION_ARGS)
 
 	(void) interval_usecs(retention, "retention");
 
-	owner_begin(&scope);
-	/* units of 1e-9, as a ledger's budget: at least one, and an int8 */
-	owner_run(&units_plan, "SELECT pg_catalog.int8($3 OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric)",
-			  4, types, values, NULL, SPI_OK_SELECT);
-	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) < 1)
+	/* a ledger's budget (in units of 1e-9), at least one unit */
+	if (!ledger_budget_valid(budget) ||
+		!DatumGetBool(DirectFunctionCall2(numeric_gt, budget,
+										  DirectFunctionCall1(int8_numeric, Int64GetDatum(0)))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a block's budget must be at least 0.000000001")));
+				 errmsg("a block's budget must be a multiple of 0.000000001 from 0.000000001 to 9223372036")));
+	owner_begin(&scope);
 	/* locked: concurrent declarations of one source wait on each other */
 	owner_run(&read_plan, "SELECT block_length FROM contcount.source "
 			  "WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
