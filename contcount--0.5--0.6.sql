@@ -12,7 +12,7 @@
 
 -- ---------------------------------------------------------------------
 -- Counters over sources: no lock on the DBA's table, a fixed-size key
--- for each unit
+-- for each unit, and one source over the rows of a source with blocks
 -- ---------------------------------------------------------------------
 
 -- A counter over a source keeps each unit by the SHA-256 digest of the
@@ -64,3 +64,21 @@ END $$;
 SELECT contcount.feed_source(s.name) FROM contcount.source s
 WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) s.relid);
 DROP FUNCTION contcount.count_source_rows();
+
+-- From now on a source whose budget is held per block is the only source
+-- over its rows (protect_table and source_blocks refuse the second): say
+-- which pairs declared before are still there, for the DBA to drop one.
+DO $$
+DECLARE
+    p record;
+BEGIN
+    FOR p IN SELECT b.name AS blocks, o.name AS other FROM contcount.source b
+             JOIN contcount.source o ON o.relid OPERATOR(pg_catalog.=) b.relid
+                 AND o.name OPERATOR(pg_catalog.<>) b.name
+             WHERE b.block_length IS NOT NULL ORDER BY 1, 2
+    LOOP
+        RAISE WARNING 'protected source "%" reads the rows of protected source "%", whose budget is held per block',
+            p.other, p.blocks
+            USING HINT = 'Drop one of them: releases through the first do not pay the blocks.';
+    END LOOP;
+END $$;

@@ -196,7 +196,8 @@ read_granted_source(const char *name, Oid role)
 /*
  * protect_table(name, relation, unit_column, time_column, ledger, max_rows,
  * max_groups): declare a protected source, and the trigger that will feed
- * its counters (a DBA's action: it locks the table until commit).
+ * its counters (a DBA's action: it locks the table until commit).  Not over
+ * the rows of a source whose budget is held per block.
  */
 PG_FUNCTION_INFO_V1(contcount_protect_table);
 Datum
@@ -252,6 +253,7 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 	values[4] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	values[5] = Int32GetDatum(max_rows);
 	values[6] = Int32GetDatum(max_groups);
+	source_blocks_require_alone(name, relid, false);
 	owner_run(&plan, "INSERT INTO contcount.source "
 			  "(name, relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups, created_by) "
 			  "VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.to_regrole(CURRENT_USER)) "
