@@ -44,6 +44,7 @@ SELECT test.error_of($$SELECT contcount.protect_table('door_open', 'test.door_vi
 ALTER TABLE test.door_visits RENAME TO door_visits_renamed;
 \c - regress_door_dba
 SELECT test.error_of($$SELECT contcount.protect_table('door_open', 'test.door_visits_renamed', 'user_id', 'at', 'door_data')$$);
+SELECT test.error_of($$SELECT contcount.grant_source('door_open', 'regress_door_analyst')$$);
 
 \c - regress_door_analyst
 -- So no release reads the block's rows again without paying it.
