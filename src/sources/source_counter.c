@@ -359,9 +359,9 @@ row_time(const SourceFeed *feed, TriggerData *trigdata, TimestampTz *time)
 
 /* The unit as counter_unit keeps it: the digest of its text form, or (before 0.6) the text. */
 static Datum
-unit_key(const SourceFeed *feed, Datum unit)
+unit_key(SourceFeed *feed, Datum unit)
 {
-	char	   *text = OutputFunctionCall((FmgrInfo *) &feed->unit_out, unit);
+	char	   *text = OutputFunctionCall(&feed->unit_out, unit);
 	bytea	   *digest;
 
 	if (!feed->digests)
@@ -381,7 +381,7 @@ unit_key(const SourceFeed *feed, Datum unit)
 
 /* Count the row for every counter whose blocks hold it, within its unit's bound. */
 static void
-feed_row(const SourceFeed *feed, TriggerData *trigdata)
+feed_row(SourceFeed *feed, TriggerData *trigdata)
 {
 	static SPIPlanPtr plans[2];
 	static const Oid types[2][3] = {{INT8OID, TEXTOID, INT4OID}, {INT8OID, BYTEAOID, INT4OID}};
