@@ -2,6 +2,7 @@
 -- unit's text form: however long a unit, the application's insert never
 -- fails on contcount's index, and the person is still counted at most
 -- max_rows times.  The analyst and the application are not superusers.
+-- The trigger that counts is the source's, the DBA's to make and drop.
 
 CREATE TABLE test.notes (author text, at timestamptz DEFAULT now());
 CREATE ROLE regress_units_app LOGIN;
@@ -11,6 +12,7 @@ GRANT INSERT ON test.notes TO regress_units_app;
 SELECT contcount.create_ledger('units_data', 100);
 SELECT contcount.create_ledger('units_team', 100);
 SELECT contcount.grant_ledger('units_team', 'regress_units_analyst');
+GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_units_analyst;
 SELECT contcount.protect_table('notes', 'test.notes', 'author', 'at', 'units_data', max_rows => 2);
 SELECT contcount.grant_source('notes', 'regress_units_analyst');
 
@@ -41,10 +43,35 @@ WHERE c.name = 'notes_live' GROUP BY 1, 2 ORDER BY 2;
 SELECT u.rows FROM contcount.counter_unit u JOIN contcount.counter c ON c.id = u.counter_id
 WHERE c.name = 'notes_live' AND u.unit_digest = sha256(convert_to(test.long_unit(1000000), 'UTF8'));
 
+-- The source's trigger is the DBA's: protect_table made it, only a
+-- superuser makes it again (feed_source), and without it no counter is
+-- created over the source.  A view has no trigger to count with.
+SELECT tgname LIKE 'contcount_source_%' AS source_trigger, tgfoid::regproc
+FROM pg_trigger WHERE tgrelid = 'test.notes'::regclass;
+CREATE VIEW test.notes_view AS SELECT * FROM test.notes;
+SELECT contcount.protect_table('notes_view', 'test.notes_view', 'author', 'at', 'units_team');
+SELECT contcount.grant_source('notes_view', 'regress_units_analyst');
+SELECT format('DROP TRIGGER %I ON test.notes', tgname) AS drop_trigger
+FROM pg_trigger WHERE tgrelid = 'test.notes'::regclass \gset
+:drop_trigger;
+\c - regress_units_analyst
+SELECT test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.create_counter('notes_new', 1, horizon => 10, ledger => 'units_team', source => 'notes')$$),
+    ($$SELECT contcount.feed_source('notes')$$),
+    ($$SELECT contcount.create_counter('notes_new', 1, horizon => 10, ledger => 'units_team', source => 'notes_view')$$)
+) AS cases(s);
+\c - postgres
+SELECT contcount.feed_source('notes');
+SELECT contcount.feed_source('notes');
+SELECT count(*) AS source_triggers FROM pg_trigger WHERE tgrelid = 'test.notes'::regclass;
+
 \c - regress_units_analyst
 SELECT contcount.drop_counter('notes_live');
 \c - postgres
+SELECT contcount.drop_source('notes_view');
+DROP VIEW test.notes_view;
 SELECT contcount.drop_source('notes');
+SELECT count(*) AS source_triggers FROM pg_trigger WHERE tgrelid = 'test.notes'::regclass;
 DROP TABLE test.notes;
 DROP FUNCTION test.long_unit(int);
 DROP OWNED BY regress_units_app, regress_units_analyst;

@@ -85,7 +85,8 @@ extern char *source_ledger_name(const char *source);
  * and detach without a lock on the table.  source_counter_feed creates it
  * if it is not there (42P01 if the table is gone; nothing before 0.6),
  * source_counter_unfeed drops it if the table and it are there, and
- * source_counter_require_feed raises 55000 unless it is there.
+ * source_counter_require_feed raises 0A000 for a view (no trigger feeds
+ * it), 55000 unless the trigger is there.
  */
 extern bool source_feed_installed(void);
 extern void source_counter_feed(const char *source, Oid relid);

@@ -57,6 +57,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "common/cryptohash.h"
@@ -128,7 +129,10 @@ source_counter_feed(const char *source, Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the table of protected source \"%s\" is gone", source)));
-	if (!source_feed_installed() || OidIsValid(get_trigger_oid(relid, trigger, true)))
+	/* a view has no row of its own to count: create_counter refuses it */
+	if (!source_feed_installed() || OidIsValid(get_trigger_oid(relid, trigger, true)) ||
+		(get_rel_relkind(relid) != RELKIND_RELATION &&
+		 get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE))
 		return;
 	owner_begin(&scope);
 	if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
@@ -163,6 +167,11 @@ source_counter_require_feed(const char *source, Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("counters over protected sources need contcount 0.6 in this database"),
 				 errhint("Run ALTER EXTENSION contcount UPDATE.")));
+	if (get_rel_relkind(relid) != RELKIND_RELATION && get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter over protected source \"%s\" needs a table: it counts the table's inserts",
+						source)));
 	if (!OidIsValid(get_trigger_oid(relid, feed_trigger_name(source), true)))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
