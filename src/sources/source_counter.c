@@ -118,6 +118,15 @@ table_sql(Oid relid)
 		NULL;
 }
 
+/* Can a trigger count the relation's inserts: a table, not a view? */
+static bool
+has_own_rows(Oid relid)
+{
+	char		kind = get_rel_relkind(relid);
+
+	return kind == RELKIND_RELATION || kind == RELKIND_PARTITIONED_TABLE;
+}
+
 void
 source_counter_feed(const char *source, Oid relid)
 {
@@ -130,9 +139,8 @@ source_counter_feed(const char *source, Oid relid)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the table of protected source \"%s\" is gone", source)));
 	/* a view has no row of its own to count: create_counter refuses it */
-	if (!source_feed_installed() || OidIsValid(get_trigger_oid(relid, trigger, true)) ||
-		(get_rel_relkind(relid) != RELKIND_RELATION &&
-		 get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE))
+	if (!source_feed_installed() || !has_own_rows(relid) ||
+		OidIsValid(get_trigger_oid(relid, trigger, true)))
 		return;
 	owner_begin(&scope);
 	if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
@@ -167,7 +175,7 @@ source_counter_require_feed(const char *source, Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("counters over protected sources need contcount 0.6 in this database"),
 				 errhint("Run ALTER EXTENSION contcount UPDATE.")));
-	if (get_rel_relkind(relid) != RELKIND_RELATION && get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+	if (!has_own_rows(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("a counter over protected source \"%s\" needs a table: it counts the table's inserts",
