@@ -25,6 +25,8 @@ ALTER TABLE contcount.counter_unit
 ALTER TABLE contcount.counter_unit RENAME COLUMN unit TO unit_digest;
 ALTER TABLE contcount.counter_unit ADD CONSTRAINT counter_unit_digest_length
     CHECK (pg_catalog.octet_length(unit_digest) OPERATOR(pg_catalog.=) 32);
+COMMENT ON CONSTRAINT counter_unit_digest_length ON contcount.counter_unit IS
+    'a unit''s key is its SHA-256 digest: 32 bytes';
 COMMENT ON COLUMN contcount.counter_unit.unit_digest IS
     'SHA-256 digest of the unit''s text form: the unit whose rows this row bounds';
 
