@@ -95,6 +95,12 @@ INSERT INTO contcount.counter (id, name, mechanism, epsilon, sensitivity, beta, 
 VALUES (7, 'posts_live', 'binary', 1, 3, 0.05, '1 day', now(), 10, '\x00', 'posts');
 CREATE TRIGGER contcount_counter_7 AFTER INSERT ON posts FOR EACH ROW
     EXECUTE FUNCTION contcount.count_source_rows('posts_live');
+-- A second source over the table, with blocks, as 0.5 let a DBA declare it
+-- (the 0.6 library refuses it): the update warns of the pair.
+INSERT INTO contcount.source (name, relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups,
+                              created_by, block_length, block_budget, retention)
+SELECT 'posts_daily', 'posts'::regclass, 1, 2, id, 1, 1, 10, '1 day', 1, '30 days'
+FROM contcount.ledger WHERE name = 'posts_data';
 -- Before the update, the library feeds 0.5's trigger by the text form.
 INSERT INTO posts (author) VALUES ('ann'), ('ann'), ('bob'), (repeat('é', 100));
 SELECT unit, rows FROM contcount.counter_unit ORDER BY unit;
