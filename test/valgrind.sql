@@ -74,7 +74,9 @@ SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT (i % 7)::bigint FROM g
 SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT (i % 7)::bigint FROM generate_series(1, 500) i), 30, 0.5, 'difference', ledger => 'vg_team');
 SELECT * FROM contcount.streaming_composition(contcount.mechanism('gaussian_honaker', rho => 0.5, horizon => 64), 0.000001, 10, 3);
 -- per-block budgets: declared, charged over steps and over the retention,
--- refused, shown, audited, exported and imported
+-- refused, shown, audited, exported and imported (a source with blocks is
+-- the only source over its rows: visits_z goes first)
+SELECT contcount.drop_source('visits_z');
 SELECT contcount.source_blocks('visits', '1 day', 5, '3650 days');
 SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team');
 SELECT count(*) FROM contcount.source_counts('visits', 0.5, ledger => 'vg_team');

@@ -242,30 +242,6 @@ counter_sources_installed(void)
 }
 
 /*
- * The protected source a counter counts, and forget its units; NULL for a
- * counter of inserts (or a database not yet updated to 0.5).  Owner scope,
- * in the caller's memory.
- */
-static char *
-counter_source(int64 counter)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(counter)};
-	MemoryContext outer = CurrentMemoryContext;
-	char	   *source;
-
-	if (!counter_sources_installed())
-		return NULL;
-	owner_run(&plan, "WITH u AS (DELETE FROM contcount.counter_unit "
-			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
-			  "SELECT source FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	source = SPI_processed > 0 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
-	return source ? MemoryContextStrdup(outer, source) : NULL;
-}
-
-/*
  * Refuse (22008) a step whose schedule, from now (the counter's started_at),
  * ends beyond the timestamps: the end of its last step, or for a counter
  * without a horizon its first.  The worker's clock could not say when such a
@@ -468,7 +444,6 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 				  "blocks_until = $4 WHERE id OPERATOR(pg_catalog.=) $1",
 				  4, source_types, source_values, source_nulls, SPI_OK_UPDATE);
 		owner_end(&scope);
-		source_counter_attach(DatumGetInt64(values[0]), name, &bounds);
 	}
 
 	/*
@@ -476,7 +451,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	 * the team's ledger and to the data's, or with blocks to the blocks of
 	 * its first step; the worker pays each later block as the counter's
 	 * clock enters it).  If the charge is refused, the error takes the row
-	 * and the trigger back.
+	 * back.  The source's trigger (made by protect_table) finds the counter
+	 * once it is committed: nothing here locks the source's table.
 	 */
 	if (source != NULL && bounds.blocks.length > 0)
 		ledger_charge_blocks(spec_ledger(&args), bounds.ledger, cc_params_cost(&params),
@@ -490,6 +466,13 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * drop_counter(name): only contcount's own tables change, and no row an
+ * insert may write: a counter over a source keeps its units until the step
+ * worker sweeps them (an insert whose statement still feeds the counter
+ * would otherwise wait on the dropping transaction), and its source's
+ * trigger stays, the DBA's.
+ */
 PG_FUNCTION_INFO_V1(contcount_drop_counter);
 Datum
 contcount_drop_counter(PG_FUNCTION_ARGS)
@@ -500,22 +483,18 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 	CounterRow	row;
 	Oid			types[1] = {INT8OID};
 	Datum		values[1];
-	char	   *source;
 
 	require_counter_database();
 	owner_begin(&scope);
 	row = require_counter(name);
 	require_owner(&scope, name, &row);
 	values[0] = Int64GetDatum(row.id);
-	source = counter_source(row.id);
 	owner_run(&plan,
 			  "WITH d AS (DELETE FROM contcount.counter_delta "
 			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
 			  "DELETE FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
-	if (source != NULL)
-		source_counter_detach(row.id, source);
 	counter_shmem_forget_at_commit(row.id);
 	PG_RETURN_VOID();
 }

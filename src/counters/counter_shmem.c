@@ -137,6 +137,7 @@ forget_dropped(XactEvent event, void *arg)
 	{
 		CounterShared *cs = counter_shared();
 		ListCell   *lc;
+		Latch	   *latch;
 
 		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
 		foreach(lc, dropping)
@@ -149,7 +150,12 @@ forget_dropped(XactEvent event, void *arg)
 			cs->dropped[cs->next_dropped] = id;
 			cs->next_dropped = (cs->next_dropped + 1) % lengthof(cs->dropped);
 		}
+		/* the worker sweeps their units (counter_worker.c) */
+		cs->reload_requested = true;
+		latch = cs->worker_latch;
 		LWLockRelease(cs->lock);
+		if (latch)
+			SetLatch(latch);
 		ConditionVariableBroadcast(&cs->step_closed);
 	}
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||

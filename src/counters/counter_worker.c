@@ -163,6 +163,29 @@ extension_installed(void)
 		OidIsValid(get_relname_relid("counter", get_namespace_oid("contcount", true)));
 }
 
+/*
+ * Delete the units of dropped counters: drop_counter leaves them, so that
+ * an analyst's open transaction holds no row that an insert may write.  An
+ * index probe per counter with units (their ids, skipped through the
+ * index), then the units of those that are gone; this transaction is short,
+ * so an insert still feeding a dropped counter waits on it only briefly.
+ */
+static void
+sweep_units(void)
+{
+	if (!counter_sources_installed())
+		return;
+	if (SPI_execute("WITH RECURSIVE ids(id) AS ("
+					"(SELECT counter_id FROM contcount.counter_unit ORDER BY counter_id LIMIT 1) "
+					"UNION ALL SELECT (SELECT u.counter_id FROM contcount.counter_unit u "
+					"WHERE u.counter_id OPERATOR(pg_catalog.>) ids.id ORDER BY u.counter_id LIMIT 1) "
+					"FROM ids WHERE ids.id IS NOT NULL) "
+					"DELETE FROM contcount.counter_unit WHERE counter_id IN (SELECT id FROM ids "
+					"WHERE NOT EXISTS (SELECT 1 FROM contcount.counter c "
+					"WHERE c.id OPERATOR(pg_catalog.=) ids.id))", false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not sweep the units of dropped counters");
+}
+
 /* Bring the slots in line with contcount.counter, as committed. */
 static void
 load_counters(CounterShared *cs)
@@ -242,6 +265,8 @@ load_counters(CounterShared *cs)
 		memcpy(slot->state, VARDATA_ANY(state), slot->state_bytes);
 	}
 	LWLockRelease(cs->lock);
+	if (installed)
+		sweep_units();
 	end_work();
 	ConditionVariableBroadcast(&cs->step_closed);
 }

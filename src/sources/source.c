@@ -195,7 +195,9 @@ read_granted_source(const char *name, Oid role)
 
 /*
  * protect_table(name, relation, unit_column, time_column, ledger, max_rows,
- * max_groups): declare a protected source.
+ * max_groups): declare a protected source, and the trigger that will feed
+ * its counters (a DBA's action: it locks the table until commit).  Not over
+ * the rows of a source whose budget is held per block.
  */
 PG_FUNCTION_INFO_V1(contcount_protect_table);
 Datum
@@ -251,6 +253,7 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 	values[4] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	values[5] = Int32GetDatum(max_rows);
 	values[6] = Int32GetDatum(max_groups);
+	source_blocks_require_alone(name, relid, false);
 	owner_run(&plan, "INSERT INTO contcount.source "
 			  "(name, relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups, created_by) "
 			  "VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.to_regrole(CURRENT_USER)) "
@@ -261,6 +264,8 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("protected source \"%s\" already exists", name)));
 	owner_end(&scope);
+	/* the counters of the source attach to it without a lock on the table */
+	source_counter_feed(name, relid);
 	PG_RETURN_VOID();
 }
 
@@ -375,7 +380,8 @@ source_counted_by(const char *source)
 /*
  * drop_source(source): releases from it are refused from then on.  Not while
  * a counter counts it: the counter has paid the source's ledger for its
- * whole life, and its trigger needs the source's bounds.
+ * whole life, and its trigger needs the source's bounds.  The trigger that
+ * fed its counters goes with it (a DBA's action: it locks the table).
  */
 PG_FUNCTION_INFO_V1(contcount_drop_source);
 Datum
@@ -387,6 +393,7 @@ contcount_drop_source(PG_FUNCTION_ARGS)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	char	   *counter;
+	Oid			relid;
 
 	owner_begin(&scope);
 	counter = source_counted_by(name);
@@ -395,6 +402,7 @@ contcount_drop_source(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 				 errmsg("protected source \"%s\" is counted by counter \"%s\"", name, counter),
 				 errhint("Drop its counters first.")));
+	relid = source_relid(name);
 	owner_run(&plan, "DELETE FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	if (SPI_processed == 0)
@@ -402,6 +410,7 @@ contcount_drop_source(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("protected source \"%s\" does not exist", name)));
 	owner_end(&scope);
+	source_counter_unfeed(name, relid);
 	PG_RETURN_VOID();
 }
 
@@ -449,8 +458,8 @@ column_sql(const Source *source, AttrNumber attnum)
 }
 
 /*
- * Per-unit counts are kept by the unit's text form, which must then be one
- * a value, as equality sees values: not so for numeric (1.0 and 1.00) or
+ * Per-unit counts are kept by (the digest of) the unit's text form, which
+ * must then be one a value, as equality sees values: not so for numeric (1.0 and 1.00) or
  * text under a nondeterministic collation ('Ann' and 'ann').
  */
 static void
@@ -485,6 +494,7 @@ source_for_counter(const char *name, SourceBounds *bounds)
 				 errmsg("the table of protected source \"%s\" is gone", name)));
 	(void) column_sql(&source, source.unit);
 	require_one_text_form(&source);
+	source_counter_require_feed(name, source.relid);
 	/* the trigger tells a row's block from its time column */
 	if (source.blocks.length > 0)
 	{

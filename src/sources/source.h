@@ -80,12 +80,17 @@ extern char *source_counted_by(const char *source);
 extern char *source_ledger_name(const char *source);
 
 /*
- * Make the counter count the source's inserts, at most max_rows a unit: a
- * trigger on the source's table, created as the extension's owner.  And
- * drop it again, if the table is still there.
+ * The trigger that feeds the counters of a source (source_counter.c): one
+ * a source, created by the DBA's protect_table, so that counters attach
+ * and detach without a lock on the table.  source_counter_feed creates it
+ * if it is not there (42P01 if the table is gone; nothing before 0.6),
+ * source_counter_unfeed drops it if the table and it are there, and
+ * source_counter_require_feed raises 0A000 for a view (no trigger feeds
+ * it), 55000 unless the trigger is there.
  */
-extern void source_counter_attach(int64 counter, const char *counter_name,
-								  const SourceBounds *bounds);
-extern void source_counter_detach(int64 counter, const char *source);
+extern bool source_feed_installed(void);
+extern void source_counter_feed(const char *source, Oid relid);
+extern void source_counter_unfeed(const char *source, Oid relid);
+extern void source_counter_require_feed(const char *source, Oid relid);
 
 #endif							/* CONTCOUNT_SOURCE_H */

@@ -130,6 +130,62 @@ source_blocks_pin_time_zone(void)
 }
 
 /*
+ * Blocks belong to the data, not to one declaration: a source with blocks
+ * must be the only source over its rows, or releases through another one
+ * would read a block's rows without paying the block.  The other source
+ * that shares rows with source over relid: the same table by oid (a rename
+ * keeps it; a table made anew is other data), or a table above or below it
+ * in an inheritance or partition tree; any such source when source has or
+ * is getting blocks (with_blocks), else one with blocks.  Declarations
+ * wait on each other (a lock on contcount.source to commit, which no
+ * release or counter takes) so that two of them cannot both pass.  NULL if
+ * none.  Owner scope.
+ */
+static char *
+source_sharing_rows(const char *source, Oid relid, bool with_blocks)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[3] = {TEXTOID, OIDOID, BOOLOID};
+	Datum		values[3] = {CStringGetTextDatum(source), ObjectIdGetDatum(relid), BoolGetDatum(with_blocks)};
+
+	if (SPI_execute("LOCK TABLE contcount.source IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not lock contcount.source");
+	owner_run(&plan, "WITH RECURSIVE up(r) AS (SELECT $2 UNION SELECT i.inhparent "
+			  "FROM pg_catalog.pg_inherits i JOIN up ON i.inhrelid OPERATOR(pg_catalog.=) up.r), "
+			  "down(r) AS (SELECT $2 UNION SELECT i.inhrelid "
+			  "FROM pg_catalog.pg_inherits i JOIN down ON i.inhparent OPERATOR(pg_catalog.=) down.r) "
+			  "SELECT s.name FROM contcount.source s "
+			  "WHERE s.name OPERATOR(pg_catalog.<>) $1 "
+			  "AND s.relid IN (SELECT r FROM up UNION SELECT r FROM down) "
+			  "AND ($3 OR s.block_length IS NOT NULL) ORDER BY s.name LIMIT 1",
+			  3, types, values, NULL, SPI_OK_SELECT);
+	return SPI_processed > 0 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
+}
+
+void
+source_blocks_require_alone(const char *source, Oid relid, bool with_blocks)
+{
+	char	   *other;
+
+	if (!source_blocks_installed())
+		return;
+	other = source_sharing_rows(source, relid, with_blocks);
+	if (other != NULL && with_blocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("protected source \"%s\" reads the rows of protected source \"%s\"", source, other),
+				 errdetail("A source whose budget is held per block must be the only source over its rows."),
+				 errhint("Drop protected source \"%s\" first.", other)));
+	if (other != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("protected source \"%s\" holds its budget per block over the rows of table \"%s\"",
+						other, get_rel_name(relid)),
+				 errdetail("A second source over them would release without paying their blocks."),
+				 errhint("Release through protected source \"%s\".", other)));
+}
+
+/*
  * source_blocks(source, block_length, budget, retention): hold the source's
  * budget per block from now on.  The length is fixed once declared; the
  * budget of every block and the retention may change (binding from commit,
@@ -190,6 +246,8 @@ contcount_source_blocks(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("protected source \"%s\" is counted by counter \"%s\"", name, counter),
 				 errhint("Drop its counters first.")));
+	if (isnull)
+		source_blocks_require_alone(name, source_relid(name), true);
 	owner_run(&plan, "UPDATE contcount.source SET block_length = $2, block_budget = $3, retention = $4 "
 			  "WHERE name OPERATOR(pg_catalog.=) $1",
 			  4, types, values, NULL, SPI_OK_UPDATE);

@@ -57,4 +57,13 @@ extern void source_blocks_counter_run(int64 length, TimestampTz paid_until,
  */
 extern void source_blocks_pin_time_zone(void);
 
+/*
+ * Refuse (55000, naming the other source) a source over relid that shares
+ * rows with a source whose budget is held per block, or, with_blocks, a
+ * source getting blocks that shares rows with any other source: blocks
+ * belong to the rows, and every release over them must pay them.  Owner
+ * scope; holds a lock on contcount.source to commit.
+ */
+extern void source_blocks_require_alone(const char *source, Oid relid, bool with_blocks);
+
 #endif							/* CONTCOUNT_SOURCE_BLOCKS_H */

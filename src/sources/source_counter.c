@@ -4,25 +4,51 @@
  *		the source's max_rows, for as long as the counter runs.
  *
  * create_counter(..., source => s) calibrates the counter's noise for
- * max_rows (a unit adds at most that much to the whole stream) and makes it
- * count through a row trigger on the source's table, created here as the
- * extension's owner.  The trigger, contcount.count_source_rows(counter),
- * adds one to the unit's row in contcount.counter_unit with an upsert that
- * stops at max_rows, and counts the row only if it did: the unit's count is
- * written in the inserting (sub)transaction, like the counter's own pending
- * counts, so both are committed, or lost, together with the insert; and
- * the upsert locks the unit's row, so concurrent inserts of one unit count
- * at most max_rows between them, whatever their isolation levels (the upsert
- * works on the unit's latest row; test/specs/source_counter.spec).  Units are kept by their text form, which the source
- * checks is one a value.
+ * max_rows (a unit adds at most that much to the whole stream) and counts
+ * through one row trigger on the source's table that feeds every counter
+ * of the source: contcount.feed_source_counters(source), created by the
+ * DBA's protect_table (or feed_source) and dropped by drop_source.  An
+ * analyst's create_counter and drop_counter then only write contcount's
+ * own tables: they take no lock on the DBA's table, and an analyst who
+ * leaves such a transaction open blocks no insert (a trigger created or
+ * dropped per counter held the table's ShareRowExclusiveLock until the
+ * analyst's transaction ended).  Nor does drop_counter delete the units of
+ * the counter (an insert whose statement still feeds it would wait on
+ * them): the step worker sweeps the units of dropped counters.
+ *
+ * The trigger looks the source's running counters up once per statement
+ * (one query as the extension's owner, on what is committed now plus the
+ * inserting transaction's changes) and does nothing for a row when there
+ * are none.  For each counter it adds one to the unit's row in
+ * contcount.counter_unit with an upsert that stops at max_rows, and counts
+ * the row only if it did: the unit's count is written in the inserting
+ * (sub)transaction, like the counter's own pending counts, so both are
+ * committed, or lost, together with the insert; and the upsert locks the
+ * unit's row, so concurrent inserts of one unit count at most max_rows
+ * between them, whatever their isolation levels (the upsert works on the
+ * unit's latest row; test/specs/source_counter.spec).
+ *
+ * A unit is kept by the SHA-256 digest of its text form (which the source
+ * checks is one a value): 32 bytes whatever the unit, so that no unit,
+ * however long, can make the application's insert fail on counter_unit's
+ * index.  Why a collision cannot hurt: two units whose digests collide
+ * share one bound of max_rows between them.  Every prefix of the counted
+ * stream (min(max_rows, rows of the pair so far)) still moves by at most
+ * max_rows when one of them is removed, and the stream's steps by at most
+ * 2 max_rows in L1, for that pair only; and no such pair is expected to
+ * exist: among 2^32 units the chance of any collision is about 2^-193, and
+ * no one knows how to make one on purpose.  A database not yet updated to
+ * 0.6 keeps units by their text form.
  *
  * Over a source with per-block budgets, a row is counted only if its time
- * lies in the blocks the counter paid (see SourceTarget), checked before
+ * lies in the blocks the counter paid (see FeedCounter), checked before
  * the upsert, so that an uncounted row spends nothing of its unit's bound.
  *
- * Only the extension's owner may create such a trigger: count_source_rows
- * is not PUBLIC, and PostgreSQL checks EXECUTE on a trigger's function when
- * the trigger is created.
+ * Only the extension's owner may create these triggers: their functions
+ * are not PUBLIC, and PostgreSQL checks EXECUTE on a trigger's function
+ * when the trigger is created.  A database not yet updated to 0.6 still
+ * has a trigger per counter, contcount.count_source_rows(counter), fed
+ * the same way; the update replaces them with one trigger a source.
  *
  * IDENTIFICATION
  *	  src/sources/source_counter.c
@@ -30,8 +56,12 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
@@ -43,226 +73,399 @@
 #include "counters/counter.h"
 #include "sources/source.h"
 
-/* The trigger's name on the source's table: one a counter. */
-static char *
-trigger_name(int64 counter)
+/* The SHA-256 digest of len bytes, into out (PG_SHA256_DIGEST_LENGTH bytes). */
+static void
+sha256(const char *bytes, size_t len, uint8 *out)
 {
-	return psprintf("contcount_counter_" INT64_FORMAT, counter);
-}
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
 
-void
-source_counter_attach(int64 counter, const char *counter_name, const SourceBounds *bounds)
-{
-	OwnerScope	scope;
-	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(bounds->relid)),
-												   get_rel_name(bounds->relid));
-
-	owner_begin(&scope);
-	if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
-							 "EXECUTE FUNCTION contcount.count_source_rows(%s)",
-							 quote_identifier(trigger_name(counter)), table,
-							 quote_literal_cstr(counter_name)), false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not create the trigger of counter \"%s\"", counter_name);
-	owner_end(&scope);
-}
-
-void
-source_counter_detach(int64 counter, const char *source)
-{
-	static SPIPlanPtr plan = NULL;
-	OwnerScope	scope;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(source)};
-
-	owner_begin(&scope);
-	owner_run(&plan, "SELECT relid FROM contcount.source WHERE name OPERATOR(pg_catalog.=) $1",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed > 0)
-	{
-		bool		isnull;
-		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-														   SPI_tuptable->tupdesc, 1, &isnull));
-		char	   *relname = get_rel_name(relid);
-
-		if (relname != NULL &&
-			SPI_execute(psprintf("DROP TRIGGER IF EXISTS %s ON %s", quote_identifier(trigger_name(counter)),
-								 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-															relname)),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not drop the trigger of counter " INT64_FORMAT, counter);
-	}
-	owner_end(&scope);
+	if (pg_cryptohash_init(ctx) < 0 || pg_cryptohash_update(ctx, (const uint8 *) bytes, len) < 0 ||
+		pg_cryptohash_final(ctx, out, PG_SHA256_DIGEST_LENGTH) < 0)
+		elog(ERROR, "could not compute a SHA-256 digest: %s", pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
 }
 
 /*
- * What the trigger needs, looked up once per query.  With blocks, the rows
- * it counts are those timed in [from, until): from the counter's first
- * block, or the retention if later, to the end of the blocks the counter
- * had paid, as committed, when the query began (the worker records them
- * only once their charge is durable: a row is never counted before its
- * block is paid).  Two comparisons a row, no query.
+ * The name of a source's feeding trigger: one a source on its table, and no
+ * longer than an identifier may be, whatever the source's name.
  */
-typedef struct SourceTarget
+static char *
+feed_trigger_name(const char *source)
+{
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char		hex[17];
+
+	sha256(source, strlen(source), digest);
+	for (int i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	return psprintf("contcount_source_%s", hex);
+}
+
+bool
+source_feed_installed(void)
+{
+	return get_attnum(get_relname_relid("counter_unit", get_namespace_oid("contcount", false)),
+					  "unit_digest") != InvalidAttrNumber;
+}
+
+/* The table, quoted and schema-qualified, or NULL if it is gone. */
+static char *
+table_sql(Oid relid)
+{
+	char	   *relname = get_rel_name(relid);
+
+	return relname ? quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname) :
+		NULL;
+}
+
+/* Can a trigger count the relation's inserts: a table, not a view? */
+static bool
+has_own_rows(Oid relid)
+{
+	char		kind = get_rel_relkind(relid);
+
+	return kind == RELKIND_RELATION || kind == RELKIND_PARTITIONED_TABLE;
+}
+
+void
+source_counter_feed(const char *source, Oid relid)
+{
+	char	   *trigger = feed_trigger_name(source);
+	char	   *table = table_sql(relid);
+	OwnerScope	scope;
+
+	if (table == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of protected source \"%s\" is gone", source)));
+	/* a view has no row of its own to count: create_counter refuses it */
+	if (!source_feed_installed() || !has_own_rows(relid) ||
+		OidIsValid(get_trigger_oid(relid, trigger, true)))
+		return;
+	owner_begin(&scope);
+	if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
+							 "EXECUTE FUNCTION contcount.feed_source_counters(%s)",
+							 quote_identifier(trigger), table, quote_literal_cstr(source)),
+					false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not create the trigger of protected source \"%s\"", source);
+	owner_end(&scope);
+}
+
+void
+source_counter_unfeed(const char *source, Oid relid)
+{
+	char	   *trigger = feed_trigger_name(source);
+	char	   *table = table_sql(relid);
+	OwnerScope	scope;
+
+	if (table == NULL || !OidIsValid(get_trigger_oid(relid, trigger, true)))
+		return;
+	owner_begin(&scope);
+	if (SPI_execute(psprintf("DROP TRIGGER %s ON %s", quote_identifier(trigger), table),
+					false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not drop the trigger of protected source \"%s\"", source);
+	owner_end(&scope);
+}
+
+void
+source_counter_require_feed(const char *source, Oid relid)
+{
+	if (!source_feed_installed())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("counters over protected sources need contcount 0.6 in this database"),
+				 errhint("Run ALTER EXTENSION contcount UPDATE.")));
+	if (!has_own_rows(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter over protected source \"%s\" needs a table: it counts the table's inserts",
+						source)));
+	if (!OidIsValid(get_trigger_oid(relid, feed_trigger_name(source), true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the table of protected source \"%s\" has no trigger feeding its counters", source),
+				 errhint("A superuser creates it with contcount.feed_source('%s').", source)));
+}
+
+/*
+ * feed_source(source): create the trigger that feeds the source's counters,
+ * if it is not there (protect_table creates it; this is for a trigger
+ * dropped by hand).  A DBA's action: it locks the table until commit.
+ */
+PG_FUNCTION_INFO_V1(contcount_feed_source);
+Datum
+contcount_feed_source(PG_FUNCTION_ARGS)
+{
+	char	   *name = arg_text(fcinfo, 0, "source name");
+	OwnerScope	scope;
+	Oid			relid;
+
+	owner_begin(&scope);
+	relid = source_relid(name);
+	owner_end(&scope);
+	source_counter_feed(name, relid);
+	PG_RETURN_VOID();
+}
+
+/*
+ * A running counter the trigger feeds.  With blocks, the rows it counts are
+ * those timed in [from, until): from the counter's first block, or the
+ * retention if later, to the end of the blocks the counter had paid, as
+ * committed, when the statement began (the worker records them only once
+ * their charge is durable: a row is never counted before its block is
+ * paid).  Two comparisons a row, no query.
+ */
+typedef struct FeedCounter
 {
 	int64		counter;
-	bool		finished;
+	bool		blocks;
+	TimestampTz from;
+	TimestampTz until;
+} FeedCounter;
+
+/*
+ * What the trigger needs, looked up once per statement: the running
+ * counters of the source, and the source's columns in the table the trigger
+ * fired on.
+ */
+typedef struct SourceFeed
+{
+	int			ncounters;
+	FeedCounter *counters;
 	AttrNumber	unit;			/* in the table the trigger fired on */
 	int32		max_rows;
 	FmgrInfo	unit_out;
-	bool		blocks;
-	AttrNumber	time;			/* in the table the trigger fired on */
+	bool		digests;		/* counter_unit keeps digests (0.6 on) */
+	AttrNumber	time;			/* InvalidAttrNumber: no counter has blocks */
 	Oid			time_type;
-	TimestampTz from;
-	TimestampTz until;
-} SourceTarget;
+} SourceFeed;
+
+/* The counters of a source (by_source) or the one counter named $1. */
+#define FEED_SQL(where) \
+	"SELECT c.id, c.blocks_from, c.blocks_until, s.retention, a.attname, s.max_rows, t.attname " \
+	"FROM contcount.counter c " \
+	"JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source " \
+	"JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) s.relid " \
+	"AND a.attnum OPERATOR(pg_catalog.=) s.unit_attnum " \
+	"LEFT JOIN pg_catalog.pg_attribute t ON t.attrelid OPERATOR(pg_catalog.=) s.relid " \
+	"AND t.attnum OPERATOR(pg_catalog.=) s.time_attnum AND NOT t.attisdropped " \
+	"WHERE NOT c.finished AND " where
 
 /* A column of the source in the table the trigger fired on, by name. */
 static AttrNumber
-target_column(Relation rel, const char *column, const char *counter)
+target_column(Relation rel, const char *column, const char *what)
 {
 	AttrNumber	attnum = column ? get_attnum(RelationGetRelid(rel), column) : InvalidAttrNumber;
 
 	if (attnum == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("a column of the source of counter \"%s\" is gone", counter)));
+				 errmsg("a column of %s is gone", what)));
 	return attnum;
 }
 
-static SourceTarget *
-source_target(FunctionCallInfo fcinfo, TriggerData *trigdata)
+/* Counter i of the feed, from row i of the lookup.  SPI's tuple, owner scope. */
+static void
+feed_counter(SourceFeed *feed, int i, HeapTuple tuple, TupleDesc desc)
 {
-	static SPIPlanPtr plan = NULL;
-	const char *name = trigdata->tg_trigger->tgargs[0];
-	Relation	rel = trigdata->tg_relation;
-	SourceTarget *target;
-	OwnerScope	scope;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-	HeapTuple	tuple;
-	TupleDesc	desc;
+	FeedCounter *counter = &feed->counters[i];
 	bool		isnull;
-	char	   *unit_name;
-	Oid			out;
-	bool		varlena;
 
-	target = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SourceTarget));
-	owner_begin(&scope);
-	owner_run(&plan, "SELECT c.id, c.finished, a.attname, s.max_rows, c.blocks_from, c.blocks_until, "
-			  "s.retention, t.attname FROM contcount.counter c "
-			  "JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source "
-			  "JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) s.relid "
-			  "AND a.attnum OPERATOR(pg_catalog.=) s.unit_attnum "
-			  "LEFT JOIN pg_catalog.pg_attribute t ON t.attrelid OPERATOR(pg_catalog.=) s.relid "
-			  "AND t.attnum OPERATOR(pg_catalog.=) s.time_attnum AND NOT t.attisdropped "
-			  "WHERE c.name OPERATOR(pg_catalog.=) $1",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("counter \"%s\" counts no protected source", name)));
-	tuple = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	target->counter = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-	target->finished = DatumGetBool(SPI_getbinval(tuple, desc, 2, &isnull));
-	unit_name = SPI_getvalue(tuple, desc, 3);
-	target->max_rows = DatumGetInt32(SPI_getbinval(tuple, desc, 4, &isnull));
-	/* a partition numbers its columns its own way: by name */
-	target->unit = target_column(rel, unit_name, name);
-	target->from = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
-	target->blocks = !isnull;
-	if (target->blocks)
+	counter->counter = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	counter->from = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 2, &isnull));
+	counter->blocks = !isnull;
+	if (counter->blocks)
 	{
-		Datum		retention = SPI_getbinval(tuple, desc, 7, &isnull);
+		Datum		retention = SPI_getbinval(tuple, desc, 4, &isnull);
 
-		target->until = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 6, &isnull));
+		counter->until = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 3, &isnull));
 		/* rows older than the retention are never read */
-		target->from = Max(target->from, GetCurrentTimestamp() -
-						   interval_usecs(DatumGetIntervalP(retention), "retention"));
-		target->time = target_column(rel, SPI_getvalue(tuple, desc, 8), name);
-		target->time_type = TupleDescAttr(RelationGetDescr(rel), target->time - 1)->atttypid;
-		if (target->time_type != TIMESTAMPTZOID && target->time_type != TIMESTAMPOID &&
-			target->time_type != DATEOID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("the time column of the source of counter \"%s\" must be a timestamptz, a timestamp or a date",
-							name)));
+		counter->from = Max(counter->from, GetCurrentTimestamp() -
+							interval_usecs(DatumGetIntervalP(retention), "retention"));
 	}
-	owner_end(&scope);
-	getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), target->unit - 1)->atttypid, &out, &varlena);
-	fmgr_info_cxt(out, &target->unit_out, fcinfo->flinfo->fn_mcxt);
-	return target;
 }
 
 /*
- * Is the row timed in a block the counter paid (and no older than the
- * retention)?  Its time in UTC, as releases cast it: a timestamp is read as
- * UTC, a date as its midnight UTC; a row without a time is in no block.
+ * The source's columns in the table the trigger fired on (a partition
+ * numbers its columns its own way: by name), from the lookup's first row.
  */
-static bool
-in_paid_blocks(const SourceTarget *target, TriggerData *trigdata)
+static void
+feed_columns(SourceFeed *feed, Relation rel, HeapTuple tuple, TupleDesc desc, const char *what)
 {
 	bool		isnull;
-	Datum		value = heap_getattr(trigdata->tg_trigtuple, target->time,
+	bool		blocks = false;
+
+	feed->unit = target_column(rel, SPI_getvalue(tuple, desc, 5), what);
+	feed->max_rows = DatumGetInt32(SPI_getbinval(tuple, desc, 6, &isnull));
+	for (int i = 0; i < feed->ncounters; i++)
+		blocks |= feed->counters[i].blocks;
+	if (!blocks)
+		return;
+	feed->time = target_column(rel, SPI_getvalue(tuple, desc, 7), what);
+	feed->time_type = TupleDescAttr(RelationGetDescr(rel), feed->time - 1)->atttypid;
+	if (feed->time_type != TIMESTAMPTZOID && feed->time_type != TIMESTAMPOID &&
+		feed->time_type != DATEOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the time column of %s must be a timestamptz, a timestamp or a date", what)));
+}
+
+static SourceFeed *
+source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
+{
+	static SPIPlanPtr plans[2];
+	const char *name = trigdata->tg_trigger->tgargs[0];
+	const char *what = by_source ? psprintf("protected source \"%s\"", name) :
+		psprintf("the source of counter \"%s\"", name);
+	Relation	rel = trigdata->tg_relation;
+	MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+	SourceFeed *feed = MemoryContextAllocZero(cxt, sizeof(SourceFeed));
+	OwnerScope	scope;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	Oid			out;
+	bool		varlena;
+
+	owner_begin(&scope);
+	owner_run(&plans[by_source],
+			  by_source ? FEED_SQL("c.source OPERATOR(pg_catalog.=) $1") :
+			  FEED_SQL("c.name OPERATOR(pg_catalog.=) $1"),
+			  1, types, values, NULL, SPI_OK_SELECT);
+	feed->ncounters = (int) SPI_processed;
+	feed->counters = MemoryContextAllocZero(cxt, sizeof(FeedCounter) * Max(1, feed->ncounters));
+	for (int i = 0; i < feed->ncounters; i++)
+		feed_counter(feed, i, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
+	if (feed->ncounters > 0)
+		feed_columns(feed, rel, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
+	feed->digests = source_feed_installed();
+	owner_end(&scope);
+	if (feed->ncounters > 0)
+	{
+		getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), feed->unit - 1)->atttypid, &out, &varlena);
+		fmgr_info_cxt(out, &feed->unit_out, cxt);
+	}
+	return feed;
+}
+
+/*
+ * The row's time in UTC, as releases cast it: a timestamp is read as UTC, a
+ * date as its midnight UTC; false for a row without a time, which is in no
+ * block.
+ */
+static bool
+row_time(const SourceFeed *feed, TriggerData *trigdata, TimestampTz *time)
+{
+	bool		isnull;
+	Datum		value = heap_getattr(trigdata->tg_trigtuple, feed->time,
 									 RelationGetDescr(trigdata->tg_relation), &isnull);
-	TimestampTz time;
 
 	if (isnull)
 		return false;
-	if (target->time_type == DATEOID)
+	if (feed->time_type == DATEOID)
 	{
 		DateADT		date = DatumGetDateADT(value);
 
 		if (DATE_NOT_FINITE(date))
 			return false;
-		time = (TimestampTz) (date) * USECS_PER_DAY;
+		*time = (TimestampTz) (date) * USECS_PER_DAY;
 	}
 	else
-		time = DatumGetTimestampTz(value);
-	return time >= target->from && time < target->until;
+		*time = DatumGetTimestampTz(value);
+	return true;
 }
 
-PG_FUNCTION_INFO_V1(contcount_count_source_rows);
-Datum
-contcount_count_source_rows(PG_FUNCTION_ARGS)
+/* The unit as counter_unit keeps it: the digest of its text form, or (before 0.6) the text. */
+static Datum
+unit_key(SourceFeed *feed, Datum unit)
 {
-	static SPIPlanPtr plan = NULL;
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	SourceTarget *target = fcinfo->flinfo->fn_extra;
-	OwnerScope	scope;
-	Datum		unit;
+	char	   *text = OutputFunctionCall(&feed->unit_out, unit);
+	bytea	   *digest;
+
+	if (!feed->digests)
+		return CStringGetTextDatum(text);
+	digest = palloc(VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
+	SET_VARSIZE(digest, VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
+	sha256(text, strlen(text), (uint8 *) VARDATA(digest));
+	pfree(text);
+	return PointerGetDatum(digest);
+}
+
+#define UPSERT_SQL(column) \
+	"INSERT INTO contcount.counter_unit AS u (counter_id, " column ", rows) " \
+	"VALUES ($1, $2, 1) ON CONFLICT (counter_id, " column ") " \
+	"DO UPDATE SET rows = u.rows OPERATOR(pg_catalog.+) 1 " \
+	"WHERE u.rows OPERATOR(pg_catalog.<) $3"
+
+/* Count the row for every counter whose blocks hold it, within its unit's bound. */
+static void
+feed_row(SourceFeed *feed, TriggerData *trigdata)
+{
+	static SPIPlanPtr plans[2];
+	static const Oid types[2][3] = {{INT8OID, TEXTOID, INT4OID}, {INT8OID, BYTEAOID, INT4OID}};
 	bool		isnull;
-	Oid			types[3] = {INT8OID, TEXTOID, INT4OID};
+	Datum		unit = heap_getattr(trigdata->tg_trigtuple, feed->unit,
+									RelationGetDescr(trigdata->tg_relation), &isnull);
+	TimestampTz time = 0;
+	bool		timed;
 	Datum		values[3];
-	bool		counted;
+	OwnerScope	scope;
+
+	/* a row without a unit is no one's: never counted, as in releases */
+	if (isnull)
+		return;
+	timed = feed->time != InvalidAttrNumber && row_time(feed, trigdata, &time);
+	values[1] = unit_key(feed, unit);
+	values[2] = Int32GetDatum(feed->max_rows);
+	owner_begin(&scope);
+	for (int i = 0; i < feed->ncounters; i++)
+	{
+		const FeedCounter *counter = &feed->counters[i];
+
+		if (counter->blocks && (!timed || time < counter->from || time >= counter->until))
+			continue;
+		values[0] = Int64GetDatum(counter->counter);
+		owner_run(&plans[feed->digests], feed->digests ? UPSERT_SQL("unit_digest") : UPSERT_SQL("unit"),
+				  3, types[feed->digests], values, NULL, SPI_OK_INSERT);
+		if (SPI_processed > 0)
+			counter_count_rows(counter->counter, 1);
+	}
+	owner_end(&scope);
+}
+
+/*
+ * An AFTER INSERT row trigger naming the source (by_source) or, before 0.6,
+ * the counter it feeds: count the row for the running counters.
+ */
+static Datum
+feed_trigger(FunctionCallInfo fcinfo, bool by_source, const char *function)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	SourceFeed *feed = fcinfo->flinfo->fn_extra;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
 		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) || !TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
 		trigdata->tg_trigger->tgnargs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("count_source_rows must be an AFTER INSERT row trigger with the counter's name")));
-	if (target == NULL)
-		fcinfo->flinfo->fn_extra = target = source_target(fcinfo, trigdata);
-	if (target->finished)
-		return PointerGetDatum(NULL);
-	unit = heap_getattr(trigdata->tg_trigtuple, target->unit, RelationGetDescr(trigdata->tg_relation),
-						&isnull);
-	/* a row without a unit is no one's: never counted, as in releases */
-	if (isnull || (target->blocks && !in_paid_blocks(target, trigdata)))
-		return PointerGetDatum(NULL);
-	values[0] = Int64GetDatum(target->counter);
-	values[1] = CStringGetTextDatum(OutputFunctionCall(&target->unit_out, unit));
-	values[2] = Int32GetDatum(target->max_rows);
-	owner_begin(&scope);
-	owner_run(&plan, "INSERT INTO contcount.counter_unit AS u (counter_id, unit, rows) "
-			  "VALUES ($1, $2, 1) ON CONFLICT (counter_id, unit) "
-			  "DO UPDATE SET rows = u.rows OPERATOR(pg_catalog.+) 1 "
-			  "WHERE u.rows OPERATOR(pg_catalog.<) $3",
-			  3, types, values, NULL, SPI_OK_INSERT);
-	counted = SPI_processed > 0;
-	owner_end(&scope);
-	if (counted)
-		counter_count_rows(target->counter, 1);
+				 errmsg("%s must be an AFTER INSERT row trigger with one argument", function)));
+	if (feed == NULL)
+		fcinfo->flinfo->fn_extra = feed = source_feed(fcinfo, trigdata, by_source);
+	if (feed->ncounters > 0)
+		feed_row(feed, trigdata);
 	return PointerGetDatum(NULL);
+}
+
+PG_FUNCTION_INFO_V1(contcount_feed_source_counters);
+Datum
+contcount_feed_source_counters(PG_FUNCTION_ARGS)
+{
+	return feed_trigger(fcinfo, true, "feed_source_counters");
+}
+
+/* The trigger of one counter, in a database not yet updated to 0.6. */
+PG_FUNCTION_INFO_V1(contcount_count_source_rows);
+Datum
+contcount_count_source_rows(PG_FUNCTION_ARGS)
+{
+	return feed_trigger(fcinfo, false, "count_source_rows");
 }
