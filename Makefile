@@ -11,7 +11,7 @@ CORE_SRCS = $(sort $(wildcard src/core/*.c))
 GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c args.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
 		noisy_count.c running_mean.c stream_privacy.c window_counts.c) \
-	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c \
+	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c ledger_forget.c \
 		ledger_curve.c) \
 	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
 		statement_rows.c) \
