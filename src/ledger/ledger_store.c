@@ -70,7 +70,7 @@
  * a run of consecutive blocks of one length, the run (BlockRun) following
  * the statement: one item, one WAL record, so that redo, like the append
  * under the lock, applies all of the run's blocks or none.  A block is
- * created by its first charge and never forgotten; redo finding a block with
+ * created by its first charge and forgotten only with its ledger; redo finding a block with
  * another end damages the store, and an append refuses a run overlapping
  * blocks of another length.  A ledger's own charges (releases of all its
  * data, before its blocks were declared or from sources without blocks)
@@ -78,6 +78,18 @@
  * sum, nor are they in the audit of charges or its curve: they have their
  * own views; an import raises a block by a block charge of the difference.
  * A 0.4 library fails closed on the new kind, as on format 2.
+ *
+ * Forgetting.  A ledger that nothing can charge any more (its drop
+ * committed, or its creation rolled back: ledger_forget.c) gives back its
+ * room: an ITEM_FORGOTTEN item (format 2 only) removes its sum and its
+ * blocks, in the append as in the load and redo, so the room stays free
+ * through restarts and on standbys.  Its items stay on the pages, for the
+ * audit and the export; an import keeps it forgotten.  A charge after it
+ * finds no sum and is refused; a refund after it is dropped.  Each role that
+ * is not a superuser creates at most contcount.max_ledgers_per_role live
+ * ledgers (the sum keeps its creator), and each ledger holds at most
+ * contcount.max_blocks_per_ledger blocks.  A 0.5 library fails closed on
+ * the new kind.
  *
  * Failing closed.  An item whose CRC fails, a charge to a ledger the store
  * never created, more ledgers than contcount.max_ledgers, or a 0.2 store file
