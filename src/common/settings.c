@@ -17,7 +17,7 @@ int			contcount_max_blocks = 10000;
 int			contcount_max_counters = 100;
 char	   *contcount_database = NULL;
 int			contcount_max_ledgers_per_role = 100;
-int			contcount_max_blocks_per_ledger = 2500;
+int			contcount_max_blocks_per_ledger = 5000;
 int			contcount_max_counters_per_role = 25;
 
 /*
@@ -42,7 +42,7 @@ shares_define(void)
 							"Most blocks of per-block budgets one ledger may hold.",
 							"Retired blocks count too, until their ledger is dropped.",
 							&contcount_max_blocks_per_ledger,
-							2500, 0, 10000000,
+							5000, 0, 10000000,
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);

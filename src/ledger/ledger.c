@@ -920,6 +920,7 @@ Datum
 contcount_charge_rows(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr plan_0_4 = NULL;
 	AuditScan	scan;
 	HASHCTL		info;
 	OwnerScope	scope;
@@ -937,9 +938,16 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
-	owner_run(&plan, "SELECT id, name, delta IS NOT NULL FROM contcount.ledger "
-			  "WHERE contcount.ledger_granted(id, $1, true)",
-			  1, types, args, NULL, SPI_OK_SELECT);
+	/* before 0.5 the table has no delta, and every ledger is pure */
+	if (get_attnum(get_relname_relid("ledger", get_namespace_oid("contcount", false)),
+				   "delta") != InvalidAttrNumber)
+		owner_run(&plan, "SELECT id, name, delta IS NOT NULL FROM contcount.ledger "
+				  "WHERE contcount.ledger_granted(id, $1, true)",
+				  1, types, args, NULL, SPI_OK_SELECT);
+	else
+		owner_run(&plan_0_4, "SELECT id, name, false FROM contcount.ledger "
+				  "WHERE contcount.ledger_granted(id, $1, true)",
+				  1, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
