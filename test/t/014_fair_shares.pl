@@ -8,9 +8,10 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('fair');
-$node->init;
+$node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'contcount'
+wal_consistency_checking = 'contcount'
 contcount.database = 'postgres'
 contcount.max_ledgers = 4
 contcount.max_counters = 4
@@ -80,6 +81,23 @@ $node->safe_psql('postgres', q{
     GRANT EXECUTE ON FUNCTION contcount.create_ledger(text, numeric) TO regress_r1, regress_r2;
 });
 
+# A standby, whose store is loaded before the ledgers below are created and
+# dropped: redo must forget them as the primary does.
+$node->backup('streaming');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'streaming', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM contcount.ledgers'), '1',
+	'the standby loads its store');
+
+sub as_standby_role
+{
+	my ($role, $sql) = @_;
+	my ($ret, $stdout, $stderr) = $standby->psql('postgres', $sql, extra_params => [ '-U', $role ]);
+	return $ret == 0 ? '' : $stderr;
+}
+
 # Ledgers: one role creating and dropping ledgers, 10 times with room for 4,
 # does not fill the server: a dropped ledger gives its slot back, and keeps
 # it given back through a restart (the store's load replays the drops).
@@ -94,6 +112,15 @@ is($cycles, 10, 'a role creates and drops a ledger 10 times with room for 4');
 $node->restart;
 is(as_role('regress_r1', q{SELECT contcount.create_ledger('cycle', 1); SELECT contcount.drop_ledger('cycle')}),
 	'', 'the dropped ledgers took no room after a restart');
+# promoted, the standby (which redid every creation and drop) has the room
+# too: three more ledgers beside 'app'
+$node->wait_for_catchup($standby);
+$standby->promote;
+is( as_standby_role(
+		'regress_r1', q{SELECT contcount.create_ledger('s1', 1);
+    SELECT contcount.create_ledger('s2', 1); SELECT contcount.create_ledger('s3', 1)}),
+	'', 'redo gave the dropped ledgers\' room back on the standby');
+$standby->stop;
 
 # Blocks: with room for 20, one ledger holding 15 leaves 5 for the others;
 # the refusal names who holds the room (to a superuser: the ledgers by id);
