@@ -1493,8 +1493,9 @@ lock_for_charge(int64 ledger, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("ledger \"%s\" is missing from the ledger store: releases are refused", name),
-				 errdetail("The store in WAL never recorded its creation: the ledger was restored or "
-						   "upgraded without its spending, or the store was lost."),
+				 errdetail("The store does not hold it: it was dropped since the release looked it up, "
+						   "or the store in WAL never recorded its creation (the ledger was restored or "
+						   "upgraded without its spending, or the store was lost)."),
 				 errhint("Import the ledger's export with contcount.import_ledgers(), or restore the "
 						 "server from a base backup and its WAL.")));
 	return sum;
