@@ -1293,12 +1293,13 @@ refuse_in_recovery(void)
 
 /*
  * Who holds the room of a shared table, for a refusal: keys (roles or
- * ledgers) and how many entries each holds.
+ * ledgers, with a ledger's database) and how many entries each holds.
  */
 typedef struct RoomHolder
 {
 	int64		key;
 	int64		count;
+	Oid			database;
 } RoomHolder;
 
 /* Count one more entry of key among the n holders; returns the new n. */
@@ -1313,6 +1314,7 @@ count_holder(RoomHolder *holders, int n, int64 key)
 		}
 	holders[n].key = key;
 	holders[n].count = 1;
+	holders[n].database = InvalidOid;
 	return n + 1;
 }
 
@@ -1323,6 +1325,42 @@ holder_order(const void *a, const void *b)
 	const RoomHolder *y = b;
 
 	return x->count > y->count ? -1 : x->count < y->count;
+}
+
+/*
+ * "lead key (count), ...", the five that hold most, for a superuser: roles
+ * by name (a catalog lookup: not under the store lock), or ledgers by id
+ * and database.
+ */
+static char *
+room_detail(const char *lead, const RoomHolder *holders, int n, bool roles)
+{
+	StringInfoData detail;
+
+	initStringInfo(&detail);
+	appendStringInfoString(&detail, lead);
+	for (int i = 0; i < n && i < 5; i++)
+	{
+		const char *name = roles ? GetUserNameFromId((Oid) holders[i].key, true) : NULL;
+
+		if (roles)
+			appendStringInfo(&detail, "%s role %s (" INT64_FORMAT ")", i > 0 ? "," : "",
+							 name ? quote_identifier(name) : "(dropped)", holders[i].count);
+		else
+			appendStringInfo(&detail, "%s ledger id " INT64_FORMAT " of database %u (" INT64_FORMAT ")",
+							 i > 0 ? "," : "", holders[i].key, holders[i].database, holders[i].count);
+	}
+	appendStringInfoString(&detail, n > 5 ? ", and others." : ".");
+	return detail.data;
+}
+
+/* A role's name for a message, or "?".  Not under the store lock. */
+static const char *
+role_name(Oid role)
+{
+	const char *name = GetUserNameFromId(role, true);
+
+	return name ? name : "?";
 }
 
 /* How many ledgers role created that the store holds.  Lock held. */
@@ -1339,47 +1377,58 @@ role_ledgers(Oid role)
 	return n;
 }
 
-/*
- * Who holds the ledgers' room, as far as role may see: a superuser, the
- * five roles that created most; any other role, its own count.  Lock held.
- */
-static char *
-ledger_holders(Oid role)
+/* The roles that created the store's ledgers, most first.  Lock held. */
+static int
+ledger_room_holders(RoomHolder **holders)
 {
 	HASH_SEQ_STATUS scan;
 	LedgerSum  *sum;
-	RoomHolder *holders;
 	int			n = 0;
-	StringInfoData detail;
 
-	if (!superuser_arg(role))
-		return psprintf("Role \"%s\" created " INT64_FORMAT " of them.",
-						GetUserNameFromId(role, true) ? GetUserNameFromId(role, true) : "?",
-						role_ledgers(role));
-	holders = palloc_array(RoomHolder, hash_get_num_entries(sums) + 1);
+	*holders = palloc_array(RoomHolder, hash_get_num_entries(sums) + 1);
 	hash_seq_init(&scan, sums);
 	while ((sum = hash_seq_search(&scan)) != NULL)
-		n = count_holder(holders, n, sum->created_by);
-	qsort(holders, n, sizeof(RoomHolder), holder_order);
-	initStringInfo(&detail);
-	appendStringInfoString(&detail, "Created by");
-	for (int i = 0; i < n && i < 5; i++)
-	{
-		const char *name = GetUserNameFromId((Oid) holders[i].key, true);
+		n = count_holder(*holders, n, sum->created_by);
+	qsort(*holders, n, sizeof(RoomHolder), holder_order);
+	return n;
+}
 
-		appendStringInfo(&detail, "%s role %s (" INT64_FORMAT ")", i > 0 ? "," : "",
-						 name ? quote_identifier(name) : "(dropped)", holders[i].count);
-	}
-	appendStringInfoString(&detail, n > 5 ? ", and others." : ".");
-	return detail.data;
+/*
+ * Refuse a new ledger when the server holds contcount.max_ledgers, saying
+ * who created them as far as the caller may see: a superuser, the five
+ * roles that created most; any other role, its own count.  Exclusive lock
+ * held; released before the message is made (it looks names up).
+ */
+static void
+require_ledger_room(Oid role, bool superuser)
+{
+	RoomHolder *holders = NULL;
+	int			n = 0;
+	int64		own;
+
+	if (hash_get_num_entries(sums) < contcount_max_ledgers)
+		return;
+	if (superuser)
+		n = ledger_room_holders(&holders);
+	own = role_ledgers(role);
+	LWLockRelease(store->lock);
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
+					contcount_max_ledgers),
+			 superuser ? errdetail("%s", room_detail("Created by", holders, n, true)) :
+			 errdetail("Role \"%s\" created " INT64_FORMAT " of them.", role_name(role), own),
+			 errhint("Drop a ledger, or raise contcount.max_ledgers and restart the server.")));
 }
 
 /*
  * Append the creation of a ledger in this database under name (which it is
- * found by again after a dropped extension).  Exclusive lock held.
+ * found by again after a dropped extension), if there is room (refusals
+ * worded for a superuser caller, or not).  Exclusive lock held.
  */
 static XLogRecPtr
-append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_accounting accounting)
+append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_accounting accounting,
+				bool superuser)
 {
 	char		buf[ITEM_MAX];
 	StoreCharge creation = {
@@ -1388,13 +1437,7 @@ append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_acc
 	};
 	StoreItem  *item;
 
-	if (hash_get_num_entries(sums) >= contcount_max_ledgers)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
-						contcount_max_ledgers),
-				 errdetail("%s", ledger_holders(role)),
-				 errhint("Drop a ledger, or raise contcount.max_ledgers and restart the server.")));
+	require_ledger_room(role, superuser);
 	item = build_item(buf, ITEM_CREATED, ledger, 0, &creation, NULL);
 	item->database = MyDatabaseId;
 	return append_item(item);
@@ -1406,19 +1449,15 @@ append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_acc
  * of contcount.max_ledgers.  Lock held.
  */
 static void
-require_ledger_share(Oid role)
+require_ledger_share(Oid role, const char *name)
 {
-	int64		held;
+	int64		held = role_ledgers(role);
 
-	if (superuser_arg(role))
-		return;
-	held = role_ledgers(role);
 	if (held >= contcount_max_ledgers_per_role)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("role \"%s\" already holds contcount.max_ledgers_per_role = %d ledgers",
-						GetUserNameFromId(role, true) ? GetUserNameFromId(role, true) : "?",
-						contcount_max_ledgers_per_role),
+						name, contcount_max_ledgers_per_role),
 				 errdetail("It created " INT64_FORMAT " ledgers that are not dropped, in all databases.", held),
 				 errhint("Drop a ledger it created, or ask a superuser to raise contcount.max_ledgers_per_role.")));
 }
@@ -1426,12 +1465,17 @@ require_ledger_share(Oid role)
 void
 ledger_store_create(int64 ledger, const char *name, Oid role, cc_accounting accounting)
 {
+	/* looked up before the lock: catalog access */
+	bool		superuser = superuser_arg(role);
+	const char *creator = role_name(role);
+
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
-	require_ledger_share(role);
+	if (!superuser)
+		require_ledger_share(role, creator);
 	/* flushed by the commit of the catalog row, which follows it in WAL */
-	(void) append_creation(ledger, name, role, GetCurrentTimestamp(), accounting);
+	(void) append_creation(ledger, name, role, GetCurrentTimestamp(), accounting, superuser);
 	LWLockRelease(store->lock);
 }
 
@@ -1604,38 +1648,33 @@ ledger_blocks(int64 ledger)
 }
 
 /*
- * Who holds the blocks' room, as far as role may see: a superuser, the five
- * ledgers that hold most (by id, as contcount.ledger shows it); any other
- * role, the count of the ledger it charges.  Lock held.
+ * Who holds the blocks' room, as far as the caller may see: a superuser,
+ * the five ledgers that hold most (by id, as contcount.ledger shows it, and
+ * database); any other role, the count of the ledger it charges.  Lock
+ * held: no catalog access.
  */
 static char *
-block_holders(int64 ledger, const char *name, Oid role)
+block_holders(int64 ledger, const char *name, bool superuser)
 {
 	HASH_SEQ_STATUS scan;
 	BlockSum   *block;
 	RoomHolder *holders;
 	int			n = 0;
-	StringInfoData detail;
 
-	if (!superuser_arg(role))
+	if (!superuser)
 		return psprintf("Ledger \"%s\" holds " INT64_FORMAT " of them.", name, ledger_blocks(ledger));
 	holders = palloc_array(RoomHolder, hash_get_num_entries(blocks) + 1);
 	hash_seq_init(&scan, blocks);
 	while ((block = hash_seq_search(&scan)) != NULL)
 		n = count_holder(holders, n, block->key.ledger);
-	qsort(holders, n, sizeof(RoomHolder), holder_order);
-	initStringInfo(&detail);
-	appendStringInfoString(&detail, "Held by");
-	for (int i = 0; i < n && i < 5; i++)
+	for (int i = 0; i < n; i++)
 	{
 		LedgerSum  *sum = hash_search(sums, &holders[i].key, HASH_FIND, NULL);
 
-		appendStringInfo(&detail, "%s ledger id " INT64_FORMAT " of database %u (" INT64_FORMAT ")",
-						 i > 0 ? "," : "", holders[i].key, sum ? sum->database : InvalidOid,
-						 holders[i].count);
+		holders[i].database = sum ? sum->database : InvalidOid;
 	}
-	appendStringInfoString(&detail, n > 5 ? ", and others." : ".");
-	return detail.data;
+	qsort(holders, n, sizeof(RoomHolder), holder_order);
+	return room_detail("Held by", holders, n, false);
 }
 
 /*
@@ -1644,7 +1683,7 @@ block_holders(int64 ledger, const char *name, Oid role)
  * contcount.max_blocks; else 53400, saying who holds the room.  Lock held.
  */
 static void
-require_block_room(int64 ledger, const char *name, int64 fresh, Oid role)
+require_block_room(int64 ledger, const char *name, int64 fresh, bool superuser)
 {
 	int64		held = ledger_blocks(ledger);
 
@@ -1661,7 +1700,7 @@ require_block_room(int64 ledger, const char *name, int64 fresh, Oid role)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
-				 errdetail("%s", block_holders(ledger, name, role)),
+				 errdetail("%s", block_holders(ledger, name, superuser)),
 				 errhint("Raise contcount.max_blocks and restart the server.")));
 }
 
@@ -1685,12 +1724,14 @@ ledger_store_check_block_room(int64 ledger, const char *name, const StoreBlockRu
 {
 	BlockRun	run = {want->first, want->length, want->count};
 	int64		fresh;
+	/* looked up before the lock: catalog access */
+	bool		superuser = superuser_arg(role);
 
 	lock_store(LW_SHARED);
 	refuse_if_damaged();
 	fresh = fresh_blocks(ledger, &run);
 	if (fresh > 0)
-		require_block_room(ledger, name, fresh, role);
+		require_block_room(ledger, name, fresh, superuser);
 	LWLockRelease(store->lock);
 }
 
@@ -1705,6 +1746,8 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 	uint64		each;
 	int64		fresh;
 	XLogRecPtr	recptr;
+	/* looked up before the lock: catalog access */
+	bool		superuser = superuser_arg(charge->role);
 
 	Assert(charge->ledger == ledger && charge->cost.units > 0 && run.length > 0 && run.count > 0);
 	sum = lock_for_charge(ledger, name);
@@ -1738,7 +1781,7 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 	}
 	fresh = fresh_blocks(ledger, &run);
 	if (fresh > 0)
-		require_block_room(ledger, name, fresh, charge->role);
+		require_block_room(ledger, name, fresh, superuser);
 	charge->releases = 1;
 	charge->units = each;
 	recptr = append_block_charge(buf, charge, &run);
@@ -2025,7 +2068,8 @@ ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
 	}
 	if (sum == NULL)
 	{
-		last = append_creation(ledger, name, created_by, created_at, accounting);
+		/* only a superuser imports */
+		last = append_creation(ledger, name, created_by, created_at, accounting, true);
 		for (int i = 0; i < ncharges; i++)
 			last = append_item(build_item(buf, charges[i].refund ? ITEM_REFUND : ITEM_CHARGE,
 										  ledger, charges[i].units, &charges[i],
