@@ -12,7 +12,7 @@
  * created it.  A forgetting that fails (a damaged store, an error while
  * appending) is only logged: the ledger keeps its room, which errs on the
  * side of keeping what was spent.  A prepared transaction keeps the room of
- * what it drops.  A forgotten ledger's charges stay on the store's pages
+ * what it drops, and of what it creates even if it is rolled back.  A forgotten ledger's charges stay on the store's pages
  * for the audit; a charge that reaches the store after it was forgotten
  * (it read the ledger before the drop committed) is refused as a charge to
  * a ledger the store does not hold, and a refund to it is dropped.
