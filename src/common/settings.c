@@ -16,6 +16,45 @@ int			contcount_max_ledgers = 1000;
 int			contcount_max_blocks = 10000;
 int			contcount_max_counters = 100;
 char	   *contcount_database = NULL;
+int			contcount_max_ledgers_per_role = 100;
+int			contcount_max_blocks_per_ledger = 5000;
+int			contcount_max_counters_per_role = 25;
+
+/*
+ * Each role's (or ledger's) share of the server-wide room, so that one role
+ * cannot fill what every database shares.  PGC_SUSET: a superuser sets them
+ * for the server, or per role with ALTER ROLE ... SET to give one role more;
+ * a role cannot raise its own.  Checked where the room is taken, so they
+ * need no server start.  See docs/fair-shares.md.
+ */
+static void
+shares_define(void)
+{
+	DefineCustomIntVariable("contcount.max_ledgers_per_role",
+							"Most live privacy budget ledgers a role that is not a superuser may have created, in all databases.",
+							"A dropped ledger no longer counts.",
+							&contcount_max_ledgers_per_role,
+							100, 0, 1000000,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("contcount.max_blocks_per_ledger",
+							"Most blocks of per-block budgets one ledger may hold.",
+							"Retired blocks count too, until their ledger is dropped.",
+							&contcount_max_blocks_per_ledger,
+							5000, 0, 10000000,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("contcount.max_counters_per_role",
+							"Most counters a role that is not a superuser may own.",
+							NULL,
+							&contcount_max_counters_per_role,
+							25, 0, 100000,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+}
 
 void
 settings_define(bool preloading)
@@ -32,6 +71,7 @@ settings_define(bool preloading)
 							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
+	shares_define();
 	/* server-start settings can only be defined at server start */
 	if (preloading)
 	{

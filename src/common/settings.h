@@ -20,6 +20,11 @@ extern int	contcount_max_counters;
 /* contcount.database: the database whose counters the step worker closes */
 extern char *contcount_database;
 
+/* each role's or ledger's share of that room (docs/fair-shares.md) */
+extern int	contcount_max_ledgers_per_role;
+extern int	contcount_max_blocks_per_ledger;
+extern int	contcount_max_counters_per_role;
+
 extern void settings_define(bool preloading);
 
 #endif							/* CONTCOUNT_SETTINGS_H */

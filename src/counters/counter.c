@@ -263,6 +263,72 @@ check_schedule(int64 step, const cc_params *params)
 }
 
 /*
+ * Who holds the counters' room, as far as caller may see: a superuser, the
+ * five roles that own most; any other role, its own count.  Owner scope,
+ * with SPI's result of count_counters() at hand.
+ */
+static char *
+counter_holders(Oid caller, int64 own)
+{
+	StringInfoData detail;
+
+	if (!superuser_arg(caller))
+		return psprintf("Role \"%s\" owns " INT64_FORMAT " of them, this one included.",
+						GetUserNameFromId(caller, false), own);
+	initStringInfo(&detail);
+	appendStringInfoString(&detail, "This one included, owned by");
+	for (uint64 r = 0; r < SPI_processed && r < 5; r++)
+		appendStringInfo(&detail, "%s role %s (%s)", r > 0 ? "," : "",
+						 SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1),
+						 SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2));
+	appendStringInfoString(&detail, SPI_processed > 5 ? ", and others." : ".");
+	return detail.data;
+}
+
+/*
+ * Room for the counter just inserted: the server's, contcount.max_counters,
+ * and, for a role that is not a superuser, its share,
+ * contcount.max_counters_per_role; else 53400, saying who holds the room.
+ * Owner scope.
+ */
+static void
+require_counter_room(Oid caller)
+{
+	int64		total = 0;
+	int64		own = 0;
+
+	if (SPI_execute("SELECT pg_catalog.quote_ident(COALESCE(r.rolname, c.owner::pg_catalog.text)), "
+					"pg_catalog.count(*), c.owner "
+					"FROM contcount.counter c LEFT JOIN pg_catalog.pg_roles r "
+					"ON r.oid OPERATOR(pg_catalog.=) c.owner "
+					"GROUP BY 1, 3 ORDER BY 2 DESC, 1", false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the counters");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		int64		n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+
+		total += n;
+		if (DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &isnull)) == caller)
+			own = n;
+	}
+	if (total > contcount_max_counters)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server already holds contcount.max_counters = %d counters",
+						contcount_max_counters),
+				 errdetail("%s", counter_holders(caller, own)),
+				 errhint("Drop a counter, or raise contcount.max_counters and restart the server.")));
+	if (own > contcount_max_counters_per_role && !superuser_arg(caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("role \"%s\" already owns contcount.max_counters_per_role = %d counters",
+						GetUserNameFromId(caller, false), contcount_max_counters_per_role),
+				 errdetail("It owns " INT64_FORMAT " counters.", own - 1),
+				 errhint("Drop a counter it owns, or ask a superuser to raise contcount.max_counters_per_role.")));
+}
+
+/*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
  * beta, ledger, objective, source, rho): with a protected source, the
  * counter counts its table's inserts, at most max_rows a unit, and its noise
@@ -406,14 +472,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("counter \"%s\" already exists", name)));
-	if (SPI_execute("SELECT 1 FROM contcount.counter", false, contcount_max_counters + 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not count the counters");
-	if (SPI_processed > (uint64) contcount_max_counters)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("the server already holds contcount.max_counters = %d counters",
-						contcount_max_counters),
-				 errhint("Drop a counter, or raise contcount.max_counters and restart the server.")));
+	require_counter_room(scope.caller);
 	owner_end(&scope);
 
 	if (source != NULL)

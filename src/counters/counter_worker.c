@@ -858,8 +858,14 @@ close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
 }
 
 /*
- * Close the steps that are due, by the clock or by request.  Returns how
- * long to sleep before the next one is due, in milliseconds.
+ * One round: close at most one due step (by the clock or by request) of
+ * each counter, in slot order.  A counter far behind its schedule (after
+ * downtime, or with steps the clock has long passed) takes one step a
+ * round like every other, so it never delays another's steps by more than
+ * a step of each counter; it catches up over the following rounds, from
+ * its last committed step.  Returns how long to sleep before the next
+ * round, in milliseconds: 0 if a step was closed, since that counter may
+ * be due again at once.
  */
 static long
 close_due_steps(CounterShared *cs)
@@ -868,30 +874,27 @@ close_due_steps(CounterShared *cs)
 
 	for (int i = 0; i < cs->nslots; i++)
 	{
-		for (;;)
-		{
-			int64		id;
-			bool		due;
-			uint64		ticks;
-			TimestampTz next;
-			TimestampTz now = GetCurrentTimestamp();
+		int64		id;
+		bool		due;
+		uint64		ticks;
+		TimestampTz next;
+		TimestampTz now = GetCurrentTimestamp();
 
-			CHECK_FOR_INTERRUPTS();
-			LWLockAcquire(cs->lock, LW_SHARED);
-			id = cs->slots[i].id;
-			ticks = cs->slots[i].ticks_requested;
-			/* a step that ends beyond the timestamps is never due on the clock */
-			if (!step_end(cs->slots[i].started_at, cs->slots[i].steps + 1, cs->slots[i].step_usecs, &next))
-				next = DT_NOEND;
-			due = id != 0 && !cs->slots[i].finished &&
-				(ticks > cs->slots[i].ticks_done ||
-				 (now >= next && now >= cs->slots[i].retry_at));
-			LWLockRelease(cs->lock);
-			if (id != 0 && !due && next > now)
-				sleep_ms = Min(sleep_ms, (long) ((next - now) / 1000) + 1);
-			if (!due || !close_step_or_refuse(cs, id, ticks))
-				break;
-		}
+		CHECK_FOR_INTERRUPTS();
+		LWLockAcquire(cs->lock, LW_SHARED);
+		id = cs->slots[i].id;
+		ticks = cs->slots[i].ticks_requested;
+		/* a step that ends beyond the timestamps is never due on the clock */
+		if (!step_end(cs->slots[i].started_at, cs->slots[i].steps + 1, cs->slots[i].step_usecs, &next))
+			next = DT_NOEND;
+		due = id != 0 && !cs->slots[i].finished &&
+			(ticks > cs->slots[i].ticks_done ||
+			 (now >= next && now >= cs->slots[i].retry_at));
+		LWLockRelease(cs->lock);
+		if (id != 0 && !due && next > now)
+			sleep_ms = Min(sleep_ms, (long) ((next - now) / 1000) + 1);
+		if (due && close_step_or_refuse(cs, id, ticks))
+			sleep_ms = 0;
 	}
 	return sleep_ms;
 }

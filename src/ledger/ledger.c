@@ -50,6 +50,7 @@
 #include "common/settings.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_curve.h"
+#include "ledger/ledger_forget.h"
 #include "ledger/ledger_store.h"
 #include "releases/spec.h"
 
@@ -573,6 +574,8 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	{
 		/* last: if this fails, the transaction takes the rows back */
 		ledger_store_create(id, name, scope.caller, accounting);
+		/* and if it rolls back, the store gives the ledger's room back */
+		ledger_forget_at_abort(id);
 	}
 	PG_RETURN_VOID();
 }
@@ -657,6 +660,8 @@ contcount_drop_ledger(PG_FUNCTION_ARGS)
 			  1, types, values, NULL, SPI_OK_UPDATE);
 	log_budget_change(scope.caller, row.id, "drop", old, none);
 	owner_end(&scope);
+	/* nothing can charge it once this commits: its room is given back */
+	ledger_forget_at_commit(row.id);
 	PG_RETURN_VOID();
 }
 
@@ -929,6 +934,7 @@ Datum
 contcount_charge_rows(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr plan_0_4 = NULL;
 	AuditScan	scan;
 	HASHCTL		info;
 	OwnerScope	scope;
@@ -946,8 +952,16 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
-	owner_run(&plan, "SELECT id, name FROM contcount.ledger WHERE contcount.ledger_granted(id, $1, true)",
-			  1, types, args, NULL, SPI_OK_SELECT);
+	/* before 0.5 the table has no delta, and every ledger is pure */
+	if (get_attnum(get_relname_relid("ledger", get_namespace_oid("contcount", false)),
+				   "delta") != InvalidAttrNumber)
+		owner_run(&plan, "SELECT id, name, delta IS NOT NULL FROM contcount.ledger "
+				  "WHERE contcount.ledger_granted(id, $1, true)",
+				  1, types, args, NULL, SPI_OK_SELECT);
+	else
+		owner_run(&plan_0_4, "SELECT id, name, false FROM contcount.ledger "
+				  "WHERE contcount.ledger_granted(id, $1, true)",
+				  1, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -958,8 +972,13 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 
 		ledger->name = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[i],
 															   SPI_tuptable->tupdesc, 2));
-		/* a ledger the store does not know has no charges to show */
-		ledger->accounting = CC_PURE;
+		/*
+		 * A ledger the store forgot (dropped) has its accounting in its row:
+		 * only a zCDP ledger has a delta.  One the store never knew has no
+		 * charges to show.
+		 */
+		ledger->accounting = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+														3, &isnull)) ? CC_ZCDP : CC_PURE;
 		(void) ledger_store_spent(id, &spent, &ledger->accounting);
 	}
 	owner_end(&scope);
@@ -1165,6 +1184,15 @@ ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost
 	{
 		check_cost(ledger, cost, false);
 		check_cost(source_ledger, cost, true);
+	}
+	/* no room for the blocks: refused before the team's ledger pays */
+	if (run->count > 0)
+	{
+		LedgerRow	row;
+		Oid			role;
+		const char *name = paying_ledger(source_ledger, true, &row, &role);
+
+		ledger_store_check_block_room(row.id, name, run, role);
 	}
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
 	ledger_charge_source_blocks(source_ledger, cost, function, run, block_budget_units);

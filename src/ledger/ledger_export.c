@@ -41,15 +41,18 @@ require_superuser(const char *function)
 				 errmsg("only a superuser may call %s", function)));
 }
 
-/* What the store says a ledger spent, in units; NULL if it never created it. */
+/* What the store says a ledger spent, in units, forgotten or not; NULL if it never created it. */
 PG_FUNCTION_INFO_V1(contcount_store_spent);
 Datum
 contcount_store_spent(PG_FUNCTION_ARGS)
 {
 	uint64		spent;
+	cc_accounting accounting;
 
 	require_superuser("contcount.store_spent()");
-	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, NULL))
+	/* a dropped ledger the store forgot: what it had spent */
+	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, &accounting) &&
+		!ledger_store_forgotten(PG_GETARG_INT64(0), &spent, &accounting))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) spent);
 }
@@ -63,7 +66,8 @@ contcount_store_accounting(PG_FUNCTION_ARGS)
 	cc_accounting accounting;
 
 	require_superuser("contcount.store_accounting()");
-	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, &accounting))
+	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, &accounting) &&
+		!ledger_store_forgotten(PG_GETARG_INT64(0), &spent, &accounting))
 		PG_RETURN_NULL();
 	PG_RETURN_TEXT_P(cstring_to_text(ledger_accounting_name(accounting)));
 }

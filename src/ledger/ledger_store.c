@@ -70,7 +70,7 @@
  * a run of consecutive blocks of one length, the run (BlockRun) following
  * the statement: one item, one WAL record, so that redo, like the append
  * under the lock, applies all of the run's blocks or none.  A block is
- * created by its first charge and never forgotten; redo finding a block with
+ * created by its first charge and forgotten only with its ledger; redo finding a block with
  * another end damages the store, and an append refuses a run overlapping
  * blocks of another length.  A ledger's own charges (releases of all its
  * data, before its blocks were declared or from sources without blocks)
@@ -78,6 +78,18 @@
  * sum, nor are they in the audit of charges or its curve: they have their
  * own views; an import raises a block by a block charge of the difference.
  * A 0.4 library fails closed on the new kind, as on format 2.
+ *
+ * Forgetting.  A ledger that nothing can charge any more (its drop
+ * committed, or its creation rolled back: ledger_forget.c) gives back its
+ * room: an ITEM_FORGOTTEN item (format 2 only) removes its sum and its
+ * blocks, in the append as in the load and redo, so the room stays free
+ * through restarts and on standbys.  Its items stay on the pages, for the
+ * audit and the export; an import keeps it forgotten.  A charge after it
+ * finds no sum and is refused; a refund after it is dropped.  Each role that
+ * is not a superuser creates at most contcount.max_ledgers_per_role live
+ * ledgers (the sum keeps its creator), and each ledger holds at most
+ * contcount.max_blocks_per_ledger blocks.  A 0.5 library fails closed on
+ * the new kind.
  *
  * Failing closed.  An item whose CRC fails, a charge to a ledger the store
  * never created, more ledgers than contcount.max_ledgers, or a 0.2 store file
@@ -135,6 +147,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/smgr.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
@@ -179,8 +192,10 @@ typedef enum ItemKind
 	ITEM_STALE = 6,				/* recovery stopped at a target: charges may
 								 * be missing */
 	ITEM_ACCEPTED = 7,			/* a superuser accepted the store as it is */
-	ITEM_BLOCK_CHARGE = 8		/* units spent from each of a run of blocks of
+	ITEM_BLOCK_CHARGE = 8,		/* units spent from each of a run of blocks of
 								 * a ledger (format 2 only, with a BlockRun) */
+	ITEM_FORGOTTEN = 9			/* a ledger dropped, or whose creation rolled
+								 * back, gives its room back (format 2 only) */
 } ItemKind;
 
 /* set in the kind of every item written since 0.5: see "Item formats" */
@@ -307,6 +322,8 @@ typedef struct LedgerSum
 	int64		ledger;			/* hash key */
 	uint64		spent_units;	/* in its accounting */
 	cc_accounting accounting;
+	Oid			created_by;		/* the role that created it: its share */
+	Oid			database;		/* where; 0 for a 0.2 ledger */
 } LedgerSum;
 
 /*
@@ -337,6 +354,7 @@ static void store_desc(StringInfo buf, XLogReaderState *record);
 static const char *store_identify(uint8 info);
 static void store_mask(char *pagedata, BlockNumber blkno pg_attribute_unused());
 static void store_cleanup(void);
+static bool forgotten(int64 ledger, uint64 *spent_units, cc_accounting *accounting);
 
 static RmgrData store_rmgr = {
 	.rm_name = RM_CONTCOUNT_NAME,
@@ -562,6 +580,24 @@ apply_block_run(int64 ledger, const BlockRun *run, uint64 units)
 }
 
 /*
+ * Give back the room of a ledger that nothing can charge any more: its sum
+ * and its blocks.  Its items stay on the pages, for the audit.  Lock held
+ * exclusively.
+ */
+static void
+forget_ledger(int64 ledger)
+{
+	HASH_SEQ_STATUS scan;
+	BlockSum   *block;
+
+	hash_seq_init(&scan, blocks);
+	while ((block = hash_seq_search(&scan)) != NULL)
+		if (block->key.ledger == ledger)
+			(void) hash_search(blocks, &block->key, HASH_REMOVE, NULL);
+	(void) hash_search(sums, &ledger, HASH_REMOVE, NULL);
+}
+
+/*
  * Apply one item, in format 2, to the sums and the 0.2 import's state.  Lock
  * held exclusively.  Returns false, with the store marked damaged, if it
  * cannot be applied.
@@ -590,6 +626,8 @@ apply_item(const StoreItem *item)
 			{
 				sum->spent_units = 0;
 				sum->accounting = (cc_accounting) item->accounting;
+				sum->created_by = item->role;
+				sum->database = item->database;
 			}
 			if (sum->accounting == item->accounting)
 				return true;
@@ -644,6 +682,12 @@ apply_item(const StoreItem *item)
 					break;
 				return apply_block_run(item->ledger, &run, item->units);
 			}
+		case ITEM_FORGOTTEN:
+			/* appended only for a ledger the store knows, under the lock */
+			if (hash_search(sums, &item->ledger, HASH_FIND, NULL) == NULL)
+				break;
+			forget_ledger(item->ledger);
+			return true;
 	}
 	snprintf(what, sizeof(what), "an unexpected item of kind %u (accounting %u) for ledger " INT64_FORMAT,
 			 item->kind, item->accounting, item->ledger);
@@ -1248,11 +1292,143 @@ refuse_in_recovery(void)
 }
 
 /*
+ * Who holds the room of a shared table, for a refusal: keys (roles or
+ * ledgers, with a ledger's database) and how many entries each holds.
+ */
+typedef struct RoomHolder
+{
+	int64		key;
+	int64		count;
+	Oid			database;
+} RoomHolder;
+
+/* Count one more entry of key among the n holders; returns the new n. */
+static int
+count_holder(RoomHolder *holders, int n, int64 key)
+{
+	for (int i = 0; i < n; i++)
+		if (holders[i].key == key)
+		{
+			holders[i].count++;
+			return n;
+		}
+	holders[n].key = key;
+	holders[n].count = 1;
+	holders[n].database = InvalidOid;
+	return n + 1;
+}
+
+static int
+holder_order(const void *a, const void *b)
+{
+	const RoomHolder *x = a;
+	const RoomHolder *y = b;
+
+	return x->count > y->count ? -1 : x->count < y->count;
+}
+
+/*
+ * "lead key (count), ...", the five that hold most, for a superuser: roles
+ * by name (a catalog lookup: not under the store lock), or ledgers by id
+ * and database.
+ */
+static char *
+room_detail(const char *lead, const RoomHolder *holders, int n, bool roles)
+{
+	StringInfoData detail;
+
+	initStringInfo(&detail);
+	appendStringInfoString(&detail, lead);
+	for (int i = 0; i < n && i < 5; i++)
+	{
+		const char *name = roles ? GetUserNameFromId((Oid) holders[i].key, true) : NULL;
+
+		if (roles)
+			appendStringInfo(&detail, "%s role %s (" INT64_FORMAT ")", i > 0 ? "," : "",
+							 name ? quote_identifier(name) : "(dropped)", holders[i].count);
+		else
+			appendStringInfo(&detail, "%s ledger id " INT64_FORMAT " of database %u (" INT64_FORMAT ")",
+							 i > 0 ? "," : "", holders[i].key, holders[i].database, holders[i].count);
+	}
+	appendStringInfoString(&detail, n > 5 ? ", and others." : ".");
+	return detail.data;
+}
+
+/* A role's name for a message, or "?".  Not under the store lock. */
+static const char *
+role_name(Oid role)
+{
+	const char *name = GetUserNameFromId(role, true);
+
+	return name ? name : "?";
+}
+
+/* How many ledgers role created that the store holds.  Lock held. */
+static int64
+role_ledgers(Oid role)
+{
+	HASH_SEQ_STATUS scan;
+	LedgerSum  *sum;
+	int64		n = 0;
+
+	hash_seq_init(&scan, sums);
+	while ((sum = hash_seq_search(&scan)) != NULL)
+		n += sum->created_by == role;
+	return n;
+}
+
+/* The roles that created the store's ledgers, most first.  Lock held. */
+static int
+ledger_room_holders(RoomHolder **holders)
+{
+	HASH_SEQ_STATUS scan;
+	LedgerSum  *sum;
+	int			n = 0;
+
+	*holders = palloc_array(RoomHolder, hash_get_num_entries(sums) + 1);
+	hash_seq_init(&scan, sums);
+	while ((sum = hash_seq_search(&scan)) != NULL)
+		n = count_holder(*holders, n, sum->created_by);
+	qsort(*holders, n, sizeof(RoomHolder), holder_order);
+	return n;
+}
+
+/*
+ * Refuse a new ledger when the server holds contcount.max_ledgers, saying
+ * who created them as far as the caller may see: a superuser, the five
+ * roles that created most; any other role, its own count.  Exclusive lock
+ * held; released before the message is made (it looks names up).
+ */
+static void
+require_ledger_room(Oid role, bool superuser)
+{
+	RoomHolder *holders = NULL;
+	int			n = 0;
+	int64		own;
+
+	if (hash_get_num_entries(sums) < contcount_max_ledgers)
+		return;
+	if (superuser)
+		n = ledger_room_holders(&holders);
+	own = role_ledgers(role);
+	LWLockRelease(store->lock);
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
+					contcount_max_ledgers),
+			 superuser ? errdetail("%s", room_detail("Created by", holders, n, true)) :
+			 errdetail("Role \"%s\" created " INT64_FORMAT " of them.", role_name(role), own),
+			 errhint("Drop a ledger, or raise contcount.max_ledgers and restart the server.")));
+}
+
+/*
  * Append the creation of a ledger in this database under name (which it is
- * found by again after a dropped extension).  Exclusive lock held.
+ * found by again after a dropped extension), if there is room (refusals
+ * worded for a superuser caller, or not).  Exclusive lock held.
  */
 static XLogRecPtr
-append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_accounting accounting)
+append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_accounting accounting,
+				bool superuser)
 {
 	char		buf[ITEM_MAX];
 	StoreCharge creation = {
@@ -1261,25 +1437,62 @@ append_creation(int64 ledger, const char *name, Oid role, TimestampTz at, cc_acc
 	};
 	StoreItem  *item;
 
-	if (hash_get_num_entries(sums) >= contcount_max_ledgers)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("the server already holds contcount.max_ledgers = %d ledgers",
-						contcount_max_ledgers),
-				 errhint("Raise contcount.max_ledgers and restart the server.")));
+	require_ledger_room(role, superuser);
 	item = build_item(buf, ITEM_CREATED, ledger, 0, &creation, NULL);
 	item->database = MyDatabaseId;
 	return append_item(item);
 }
 
+/*
+ * A role that is not a superuser holds at most
+ * contcount.max_ledgers_per_role live ledgers, in all databases: its share
+ * of contcount.max_ledgers.  Lock held.
+ */
+static void
+require_ledger_share(Oid role, const char *name)
+{
+	int64		held = role_ledgers(role);
+
+	if (held >= contcount_max_ledgers_per_role)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("role \"%s\" already holds contcount.max_ledgers_per_role = %d ledgers",
+						name, contcount_max_ledgers_per_role),
+				 errdetail("It created " INT64_FORMAT " ledgers that are not dropped, in all databases.", held),
+				 errhint("Drop a ledger it created, or ask a superuser to raise contcount.max_ledgers_per_role.")));
+}
+
 void
 ledger_store_create(int64 ledger, const char *name, Oid role, cc_accounting accounting)
 {
+	/* looked up before the lock: catalog access */
+	bool		superuser = superuser_arg(role);
+	const char *creator = role_name(role);
+
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
+	if (!superuser)
+		require_ledger_share(role, creator);
 	/* flushed by the commit of the catalog row, which follows it in WAL */
-	(void) append_creation(ledger, name, role, GetCurrentTimestamp(), accounting);
+	(void) append_creation(ledger, name, role, GetCurrentTimestamp(), accounting, superuser);
+	LWLockRelease(store->lock);
+}
+
+void
+ledger_store_forget(int64 ledger)
+{
+	char		buf[ITEM_MAX];
+	StoreCharge forget = {
+		.at = GetCurrentTimestamp(),.role = GetUserId(),.ledger = ledger,
+		.function = "drop_ledger",.statement = ""
+	};
+
+	refuse_in_recovery();
+	lock_store(LW_EXCLUSIVE);
+	refuse_if_damaged();
+	if (hash_search(sums, &ledger, HASH_FIND, NULL) != NULL)
+		(void) append_item(build_item(buf, ITEM_FORGOTTEN, ledger, 0, &forget, NULL));
 	LWLockRelease(store->lock);
 }
 
@@ -1324,8 +1537,9 @@ lock_for_charge(int64 ledger, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("ledger \"%s\" is missing from the ledger store: releases are refused", name),
-				 errdetail("The store in WAL never recorded its creation: the ledger was restored or "
-						   "upgraded without its spending, or the store was lost."),
+				 errdetail("The store does not hold it: it was dropped since the release looked it up, "
+						   "or the store in WAL never recorded its creation (the ledger was restored or "
+						   "upgraded without its spending, or the store was lost)."),
 				 errhint("Import the ledger's export with contcount.import_ledgers(), or restore the "
 						 "server from a base backup and its WAL.")));
 	return sum;
@@ -1419,6 +1633,108 @@ append_block_charge(char *buf, const StoreCharge *charge, const BlockRun *run)
 	return append_item(item);
 }
 
+/* How many blocks ledger holds, retired ones included.  Lock held. */
+static int64
+ledger_blocks(int64 ledger)
+{
+	HASH_SEQ_STATUS scan;
+	BlockSum   *block;
+	int64		n = 0;
+
+	hash_seq_init(&scan, blocks);
+	while ((block = hash_seq_search(&scan)) != NULL)
+		n += block->key.ledger == ledger;
+	return n;
+}
+
+/*
+ * Who holds the blocks' room, as far as the caller may see: a superuser,
+ * the five ledgers that hold most (by id, as contcount.ledger shows it, and
+ * database); any other role, the count of the ledger it charges.  Lock
+ * held: no catalog access.
+ */
+static char *
+block_holders(int64 ledger, const char *name, bool superuser)
+{
+	HASH_SEQ_STATUS scan;
+	BlockSum   *block;
+	RoomHolder *holders;
+	int			n = 0;
+
+	if (!superuser)
+		return psprintf("Ledger \"%s\" holds " INT64_FORMAT " of them.", name, ledger_blocks(ledger));
+	holders = palloc_array(RoomHolder, hash_get_num_entries(blocks) + 1);
+	hash_seq_init(&scan, blocks);
+	while ((block = hash_seq_search(&scan)) != NULL)
+		n = count_holder(holders, n, block->key.ledger);
+	for (int i = 0; i < n; i++)
+	{
+		LedgerSum  *sum = hash_search(sums, &holders[i].key, HASH_FIND, NULL);
+
+		holders[i].database = sum ? sum->database : InvalidOid;
+	}
+	qsort(holders, n, sizeof(RoomHolder), holder_order);
+	return room_detail("Held by", holders, n, false);
+}
+
+/*
+ * Room for fresh more blocks of ledger: within its share,
+ * contcount.max_blocks_per_ledger, and within the server's,
+ * contcount.max_blocks; else 53400, saying who holds the room.  Lock held.
+ */
+static void
+require_block_room(int64 ledger, const char *name, int64 fresh, bool superuser)
+{
+	int64		held = ledger_blocks(ledger);
+
+	if (held + fresh > contcount_max_blocks_per_ledger)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("ledger \"%s\" would hold more than contcount.max_blocks_per_ledger = %d blocks",
+						name, contcount_max_blocks_per_ledger),
+				 errdetail("It holds " INT64_FORMAT " blocks, retired ones included; the release needs "
+						   INT64_FORMAT " more.  No block was charged.", held, fresh),
+				 errhint("Release a shorter range of time, or ask a superuser to raise "
+						 "contcount.max_blocks_per_ledger.")));
+	if (hash_get_num_entries(blocks) + fresh > contcount_max_blocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
+				 errdetail("%s", block_holders(ledger, name, superuser)),
+				 errhint("Raise contcount.max_blocks and restart the server.")));
+}
+
+/* How many of run's blocks ledger does not hold yet.  Lock held. */
+static int64
+fresh_blocks(int64 ledger, const BlockRun *run)
+{
+	int64		fresh = 0;
+
+	for (int64 i = 0; i < run->count; i++)
+	{
+		BlockKey	key = {ledger, run->first + i * run->length};
+
+		fresh += hash_search(blocks, &key, HASH_FIND, NULL) == NULL;
+	}
+	return fresh;
+}
+
+void
+ledger_store_check_block_room(int64 ledger, const char *name, const StoreBlockRun *want, Oid role)
+{
+	BlockRun	run = {want->first, want->length, want->count};
+	int64		fresh;
+	/* looked up before the lock: catalog access */
+	bool		superuser = superuser_arg(role);
+
+	lock_store(LW_SHARED);
+	refuse_if_damaged();
+	fresh = fresh_blocks(ledger, &run);
+	if (fresh > 0)
+		require_block_room(ledger, name, fresh, superuser);
+	LWLockRelease(store->lock);
+}
+
 void
 ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 						   StoreCharge *charge, const StoreBlockRun *want)
@@ -1428,8 +1744,10 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 	LedgerSum  *sum;
 	BlockSum   *block;
 	uint64		each;
-	int64		fresh = 0;
+	int64		fresh;
 	XLogRecPtr	recptr;
+	/* looked up before the lock: catalog access */
+	bool		superuser = superuser_arg(charge->role);
 
 	Assert(charge->ledger == ledger && charge->cost.units > 0 && run.length > 0 && run.count > 0);
 	sum = lock_for_charge(ledger, name);
@@ -1449,7 +1767,6 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 		uint64		spent;
 
 		block = hash_search(blocks, &key, HASH_FIND, NULL);
-		fresh += block == NULL;
 		/* the ledger's own charges read rows of every block */
 		if (pg_add_u64_overflow(block ? block->spent_units : 0, sum->spent_units, &spent))
 			spent = PG_UINT64_MAX;
@@ -1462,11 +1779,9 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 							   sum->accounting == CC_PURE ? "epsilon" : "rho", spec_format_epsilon(each),
 							   spec_format_epsilon(spent > budget_units ? 0 : budget_units - spent))));
 	}
-	if (hash_get_num_entries(blocks) + fresh > contcount_max_blocks)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("the server holds room for contcount.max_blocks = %d blocks", contcount_max_blocks),
-				 errhint("Raise contcount.max_blocks and restart the server.")));
+	fresh = fresh_blocks(ledger, &run);
+	if (fresh > 0)
+		require_block_room(ledger, name, fresh, superuser);
 	charge->releases = 1;
 	charge->units = each;
 	recptr = append_block_charge(buf, charge, &run);
@@ -1537,8 +1852,17 @@ ledger_store_refund(StoreCharge *refund)
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	sum = hash_search(sums, &refund->ledger, HASH_FIND, NULL);
+	/*
+	 * Charged by this backend, so known to the store then: forgotten since
+	 * (dropped), and what it spent no longer matters.
+	 */
+	if (sum == NULL)
+	{
+		LWLockRelease(store->lock);
+		return;
+	}
 	/* the caller charged at least this much, and nothing lowers a sum else */
-	if (sum == NULL || !cc_ledger_cost(sum->accounting, refund->cost, &refund->units) ||
+	if (!cc_ledger_cost(sum->accounting, refund->cost, &refund->units) ||
 		pg_mul_u64_overflow(refund->units, (uint64) refund->releases, &refund->units) ||
 		sum->spent_units < refund->units)
 		elog(ERROR, "refund of more than ledger " INT64_FORMAT " was charged", refund->ledger);
@@ -1819,16 +2143,25 @@ ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
 	LedgerSum  *sum;
 	const char *action = "kept";
 	XLogRecPtr	last = InvalidXLogRecPtr;
+	uint64		forgotten_units;
+	cc_accounting forgotten_accounting;
 
 	refuse_in_recovery();
 	lock_store(LW_EXCLUSIVE);
 	refuse_if_damaged();
 	sum = hash_search(sums, &ledger, HASH_FIND, NULL);
+	/* a ledger dropped here stays dropped, and takes no room again */
+	if (sum == NULL && forgotten(ledger, &forgotten_units, &forgotten_accounting))
+	{
+		LWLockRelease(store->lock);
+		return "kept";
+	}
 	check_import_accounting(sum, name, accounting);
 	check_import_audit(name, accounting, spent_units, charges, ncharges);
 	if (sum == NULL)
 	{
-		last = append_creation(ledger, name, created_by, created_at, accounting);
+		/* only a superuser imports */
+		last = append_creation(ledger, name, created_by, created_at, accounting, true);
 		for (int i = 0; i < ncharges; i++)
 			last = append_item(build_item(buf, charges[i].refund ? ITEM_REFUND : ITEM_CHARGE,
 										  ledger, charges[i].units, &charges[i],
@@ -1856,6 +2189,75 @@ ledger_store_import(int64 ledger, const char *name, cc_accounting accounting,
 	return action;
 }
 
+/* What a forgotten ledger had spent, added up from its items. */
+typedef struct ForgottenScan
+{
+	int64		ledger;
+	bool		forgotten;		/* its last word is that it was forgotten */
+	uint64		spent_units;
+	cc_accounting accounting;
+} ForgottenScan;
+
+static bool
+forgotten_one(const StoreItem *item, void *arg)
+{
+	ForgottenScan *scan = (ForgottenScan *) arg;
+
+	if (item->ledger != scan->ledger)
+		return true;
+	switch (ITEM_KIND(item))
+	{
+		case ITEM_CREATED:
+			scan->forgotten = false;
+			scan->accounting = (cc_accounting) item->accounting;
+			break;
+		case ITEM_CHARGE:
+			scan->spent_units += item->units;
+			break;
+		case ITEM_REFUND:
+			scan->spent_units -= Min(item->units, scan->spent_units);
+			break;
+		case ITEM_FORGOTTEN:
+			scan->forgotten = true;
+			break;
+		default:
+			break;
+	}
+	return true;
+}
+
+/*
+ * Did the store forget ledger (dropped)?  If so, what it had spent and its
+ * accounting.  A full scan: for exports and imports only.
+ */
+static bool
+forgotten(int64 ledger, uint64 *spent_units, cc_accounting *accounting)
+{
+	ForgottenScan scan = {ledger, false, 0, CC_PURE};
+	char		what[128];
+
+	if (scan_items(forgotten_one, &scan, what, sizeof(what)) == SCAN_DAMAGED)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not read the ledger store: %s", what)));
+	*spent_units = scan.spent_units;
+	*accounting = scan.accounting;
+	return scan.forgotten;
+}
+
+bool
+ledger_store_forgotten(int64 ledger, uint64 *spent_units, cc_accounting *accounting)
+{
+	bool		found;
+
+	lock_store(LW_SHARED);
+	refuse_if_damaged();
+	found = hash_search(sums, &ledger, HASH_FIND, NULL) == NULL &&
+		forgotten(ledger, spent_units, accounting);
+	LWLockRelease(store->lock);
+	return found;
+}
+
 typedef struct FindCreated
 {
 	Oid			database;
@@ -1874,6 +2276,9 @@ find_created_one(const StoreItem *item, void *arg)
 		strcmp(item->text + strlen(item->text) + 1, find->name) == 0 &&
 		!find->known(item->ledger, find->arg))
 		find->found = item->ledger;
+	/* dropped, or its creation rolled back: nothing to take back */
+	else if (ITEM_KIND(item) == ITEM_FORGOTTEN && item->ledger == find->found)
+		find->found = 0;
 	return true;
 }
 
@@ -1965,7 +2370,7 @@ store_desc(StringInfo buf, XLogReaderState *record)
 	const StoreItem *raw = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
 	const StoreItem *item = item_in_format_2(raw, format_2);
 	static const char *const kinds[] = {"?", "create", "charge", "refund", "legacy begin", "legacy end",
-	"recovery stopped at a target", "accepted", "block charge"};
+	"recovery stopped at a target", "accepted", "block charge", "forgotten"};
 	BlockRun	run;
 
 	appendStringInfo(buf, "%s ledger " INT64_FORMAT " units " UINT64_FORMAT " role %u: %s",

@@ -58,6 +58,21 @@ extern void ledger_store_create(int64 ledger, const char *name, Oid role,
  * (ZB003: a zCDP release on a pure ledger).  charge->releases and
  * charge->units are filled in.  name is for messages.
  */
+/*
+ * Give back the room (its sum and blocks) of a ledger that nothing can
+ * charge any more: dropped, or whose creation rolled back.  An item that
+ * forgets it is logged, not flushed (lost in a crash, the ledger keeps its
+ * room); its charges stay for the audit.  Nothing if the store does not
+ * hold it.  See ledger_forget.c for when.
+ */
+extern void ledger_store_forget(int64 ledger);
+
+/*
+ * Did the store forget ledger (dropped, see ledger_store_forget)?  If so,
+ * what it had spent and its accounting, added up from its items.
+ */
+extern bool ledger_store_forgotten(int64 ledger, uint64 *spent_units, cc_accounting *accounting);
+
 extern int64 ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 								 StoreCharge *charge, int64 max_releases);
 
@@ -141,6 +156,15 @@ extern void ledger_store_charge_blocks(int64 ledger, const char *name, uint64 bu
  * lowers what a block spent.  An error (55000) for a block that overlaps a
  * block of another length.
  */
+/*
+ * Is there room for the blocks of run that ledger does not hold yet (its
+ * share, contcount.max_blocks_per_ledger, and the server's,
+ * contcount.max_blocks)?  53400 if not, saying who holds the room as far as
+ * role may see.  Checked again by the charge, under the lock.
+ */
+extern void ledger_store_check_block_room(int64 ledger, const char *name, const StoreBlockRun *run,
+										  Oid role);
+
 extern void ledger_store_import_blocks(int64 ledger, const StoreBlock *blocks, int nblocks);
 
 /* Every block the store holds, in no order, palloc'd; how many in *nblocks. */

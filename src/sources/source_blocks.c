@@ -13,6 +13,14 @@
  * its block's budget, since every release that read it charged its block.
  * Rows with no time, or timed outside the window, are never read.
  *
+ * No window reaches past the end of the current block (the one now falls
+ * in): a release whose steps go further reads, and charges, only up to
+ * there, and its later steps count no row.  Rows timed in the future are
+ * read once their block is current, and charged then; a release cannot
+ * make blocks in advance, which would hold the server's room
+ * (contcount.max_blocks) for good.  Each ledger holds at most
+ * contcount.max_blocks_per_ledger blocks (ledger_store.c).
+ *
  * The blocks' spending is kept by the ledger store (ledger_store.c), under
  * the source's ledger (which says their accounting): a block is created by
  * its first charge, with that charge's length, and keeps what it spent for
@@ -91,10 +99,12 @@ source_blocks_window(const SourceBlocks *blocks, bool stepped, TimestampTz start
 	TimestampTz now = GetCurrentTimestamp();
 	/* no overflow: retention < 2^63 and now > 0 */
 	TimestampTz oldest = Max(now - blocks->retention, MIN_TIMESTAMP);
+	/* the end of the current block: no later block is ever made */
+	TimestampTz newest = source_blocks_start(now, blocks->length) + blocks->length;
 	int64		span;
 
 	*from = stepped ? Max(start, oldest) : oldest;
-	*to = stepped ? end : source_blocks_start(now, blocks->length) + blocks->length;
+	*to = stepped ? Min(end, newest) : newest;
 	run->length = blocks->length;
 	run->first = source_blocks_start(*from, blocks->length);
 	run->count = 0;
