@@ -206,7 +206,7 @@ warn_unless_locked_down(void)
 	bool		isnull;
 	Datum		open;
 
-	owner_run(&plan, "SELECT pg_catalog.string_agg(pg_catalog.format('%s %ss', n, kind), ', ' ORDER BY kind) "
+	owner_run(&plan, "SELECT pg_catalog.string_agg(pg_catalog.format('%s: %s', kind, n), ', ' ORDER BY kind) "
 			  "FROM (SELECT kind, pg_catalog.count(DISTINCT door) AS n "
 			  "FROM contcount.statistics_lockdown() "
 			  "WHERE open_to OPERATOR(pg_catalog.=) 'PUBLIC' GROUP BY kind) doors",
@@ -215,7 +215,7 @@ warn_unless_locked_down(void)
 	if (!isnull)
 		ereport(WARNING,
 				(errmsg("every role may read exact counts of this table in PostgreSQL's statistics"),
-				 errdetail("Open to PUBLIC: %s (contcount.statistics_lockdown() lists them).",
+				 errdetail("Doors open to PUBLIC, by kind: %s (contcount.statistics_lockdown() lists them).",
 						   TextDatumGetCString(open)),
 				 errhint("A superuser closes them with contcount.lockdown_statistics(), "
 						 "and revokes CONNECT on the other databases from PUBLIC.")));
