@@ -239,6 +239,17 @@ require_admin(const OwnerScope *scope, const char *name)
 	return row;
 }
 
+/*
+ * May the caller see the ledger, as contcount.ledgers shows it: a superuser,
+ * a role granted it, or the one contcount.ledger selects.  Owner scope.
+ */
+static bool
+ledger_shown(const OwnerScope *scope, const char *name, int64 id)
+{
+	return (contcount_ledger && strcmp(name, contcount_ledger) == 0) ||
+		granted(id, scope->caller, false, false);
+}
+
 int64
 ledger_require_visible(const char *name)
 {
@@ -247,8 +258,7 @@ ledger_require_visible(const char *name)
 
 	owner_begin(&scope);
 	row = require_ledger(name, false);
-	if (!(contcount_ledger && strcmp(name, contcount_ledger) == 0) &&
-		!granted(row.id, scope.caller, false, false))
+	if (!ledger_shown(&scope, name, row.id))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for ledger \"%s\"", name),
@@ -1084,7 +1094,15 @@ charge_releases(const char *ledger, cc_cost cost, const char *function,
 	LedgerRow	row;
 	StoreCharge charge;
 	const char *name = prepare_charge(ledger, by_source, cost, function, &row, &charge);
+	OwnerScope	scope;
 
+	/* the data's ledger refuses without its figures a role that may not see it */
+	if (by_source)
+	{
+		owner_begin(&scope);
+		charge.figures_hidden = !ledger_shown(&scope, name, row.id);
+		owner_end(&scope);
+	}
 	*ledger_id = row.id;
 	return ledger_store_charge(row.id, name, row.budget_units, &charge, max_releases);
 }
