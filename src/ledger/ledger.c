@@ -246,7 +246,9 @@ require_admin(const OwnerScope *scope, const char *name)
 static bool
 ledger_shown(const OwnerScope *scope, const char *name, int64 id)
 {
-	return (contcount_ledger && strcmp(name, contcount_ledger) == 0) ||
+	const char *setting = settings_ledger();
+
+	return (setting && strcmp(name, setting) == 0) ||
 		granted(id, scope->caller, false, false);
 }
 
@@ -772,6 +774,7 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		v05;
 	OwnerScope	scope;
+	const char *setting;
 	Oid			types[2] = {OIDOID, TEXTOID};
 	Datum		args[2];
 	int64	   *ids;
@@ -785,7 +788,8 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	v05 = rsinfo->setDesc->natts == LEDGER_ROWS_0_5;
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
-	args[1] = CStringGetTextDatum(contcount_ledger ? contcount_ledger : "");
+	setting = settings_ledger();
+	args[1] = CStringGetTextDatum(setting ? setting : "");
 	owner_run(&plans[v05], sql[v05], 2, types, args, NULL, SPI_OK_SELECT);
 
 	/* what each spent, read before the releases behind it (ledger_curve.c) */
@@ -1002,8 +1006,9 @@ contcount_budget_change_rows(PG_FUNCTION_ARGS)
 static const char *
 paying_ledger(const char *ledger, bool by_source, LedgerRow *row, Oid *role)
 {
-	const char *name = ledger ? ledger : contcount_ledger;
-	bool		chosen_by_setting = contcount_ledger && name && strcmp(name, contcount_ledger) == 0;
+	const char *setting = settings_ledger();
+	const char *name = ledger ? ledger : setting;
+	bool		chosen_by_setting = setting && name && strcmp(name, setting) == 0;
 	OwnerScope	scope;
 	bool		allowed;
 	uint64		generation;
@@ -1142,7 +1147,7 @@ void
 ledger_charge_source(const char *ledger, const char *source_ledger, cc_cost cost,
 					 const char *function)
 {
-	const char *team = ledger ? ledger : contcount_ledger;
+	const char *team = ledger ? ledger : settings_ledger();
 	int64		ledger_id;
 
 	/* neither pays if either cannot account for the release */
