@@ -23,7 +23,7 @@
 -- monitoring; a superuser keeps everything.
 -- ---------------------------------------------------------------------
 
--- Every door, with the privilege that opens it and who holds that privilege
+-- Every door (PARALLEL RESTRICTED: pg_get_viewdef is), with the privilege that opens it and who holds that privilege
 -- now (PostgreSQL's default when the object has no ACL): the columns of
 -- pg_class that estimate a relation's rows and pages; the statistics
 -- functions of one relation, index, function or database (their argument
@@ -34,7 +34,7 @@
 -- counters and pg_stat_statements (shared by all databases) its statements'.
 CREATE FUNCTION contcount.statistics_doors()
 RETURNS TABLE (kind text, door text, privilege text, acl aclitem[])
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 WITH RECURSIVE functions AS (
@@ -119,7 +119,7 @@ COMMENT ON FUNCTION contcount.statistics_doors() IS
 -- pg_read_all_stats.  No row: the lockdown is in force.  Anyone may read it.
 CREATE FUNCTION contcount.statistics_lockdown()
 RETURNS TABLE (kind text, door text, open_to text)
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 SELECT d.kind, d.door, CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC' ELSE r.rolname::pg_catalog.text END
