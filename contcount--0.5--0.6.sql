@@ -23,7 +23,7 @@
 -- monitoring; a superuser keeps everything.
 -- ---------------------------------------------------------------------
 
--- Every door (PARALLEL RESTRICTED: pg_get_viewdef is), with the privilege that opens it and who holds that privilege
+-- Every door, with the privilege that opens it and who holds that privilege
 -- now (PostgreSQL's default when the object has no ACL): the columns of
 -- pg_class that estimate a relation's rows and pages; the statistics
 -- functions of one relation, index, function or database (their argument
@@ -32,6 +32,7 @@
 -- of these functions (in pg_catalog or pg_stat_statements'); and the other
 -- databases a role may connect to, where pg_stat_database shows this one's
 -- counters and pg_stat_statements (shared by all databases) its statements'.
+-- PARALLEL RESTRICTED, as pg_get_viewdef is.
 CREATE FUNCTION contcount.statistics_doors()
 RETURNS TABLE (kind text, door text, privilege text, acl aclitem[])
 LANGUAGE sql STABLE PARALLEL RESTRICTED
