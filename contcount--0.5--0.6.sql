@@ -119,3 +119,183 @@ BEGIN
             USING HINT = 'Drop one of them: releases through the first do not pay the blocks.';
     END LOOP;
 END $$;
+
+-- Statistics lockdown: PostgreSQL shows every role exact counts of every
+-- table (row estimates in pg_class, tuple and block counters per table, per
+-- index, per database and for the server, sizes on disk, and the counters of
+-- pg_stat_statements).  Of a protected table they are the counts its
+-- releases protect; of contcount's own tables (counter_unit holds a row per
+-- person a counter counted) the counts behind the counters.  A release's own
+-- query moves them too: it reads the window's rows, so the database's
+-- tup_fetched grows by their number.  The lockdown takes each of these doors
+-- from PUBLIC and gives it to pg_read_all_stats, PostgreSQL's role for
+-- monitoring; a superuser keeps everything.
+-- ---------------------------------------------------------------------
+
+-- Every door, with the privilege that opens it and who holds that privilege
+-- now (PostgreSQL's default when the object has no ACL): the columns of
+-- pg_class that estimate a relation's rows and pages; the statistics
+-- functions of one relation, index, function or database (their argument
+-- an oid) and of the server's I/O (no argument); the size functions; the
+-- members of pg_stat_statements that read its counters; the views over any
+-- of these functions (in pg_catalog or pg_stat_statements'); and the other
+-- databases a role may connect to, where pg_stat_database shows this one's
+-- counters and pg_stat_statements (shared by all databases) its statements'.
+-- PARALLEL RESTRICTED, as pg_get_viewdef is.
+CREATE FUNCTION contcount.statistics_doors()
+RETURNS TABLE (kind text, door text, privilege text, acl aclitem[])
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH RECURSIVE functions AS (
+    SELECT p.oid, p.proname, p.pronamespace, p.proargtypes, p.proowner, p.proacl
+    FROM pg_catalog.pg_proc p
+    WHERE p.pronamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
+      AND ((p.proname OPERATOR(pg_catalog.~~) 'pg\_stat\_get\_%'
+            AND (p.proargtypes OPERATOR(pg_catalog.=) '26'::pg_catalog.oidvector
+                 OR (p.pronargs OPERATOR(pg_catalog.=) 0
+                     AND p.proname OPERATOR(pg_catalog.~) '^pg_stat_get_(wal|slru|bgwriter_.*|buf_.*|checkpoint_.*)$')))
+           OR p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['pg_relation_size', 'pg_table_size',
+                  'pg_indexes_size', 'pg_total_relation_size', 'pg_database_size',
+                  'pg_tablespace_size']::pg_catalog.name[]))
+    UNION
+    SELECT p.oid, p.proname, p.pronamespace, p.proargtypes, p.proowner, p.proacl
+    FROM pg_catalog.pg_extension e
+    JOIN pg_catalog.pg_depend d
+      ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+     AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+     AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+     AND d.deptype OPERATOR(pg_catalog.=) 'e'
+    JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid
+    WHERE e.extname OPERATOR(pg_catalog.=) 'pg_stat_statements'
+      AND p.proname OPERATOR(pg_catalog.!~~) '%reset%'
+),
+-- the views of pg_catalog and of pg_stat_statements whose definition calls
+-- one of these functions or reads one of these views (found by name: initdb
+-- records no dependency on pinned objects)
+candidates AS MATERIALIZED (
+    SELECT c.oid, c.relname, pg_catalog.pg_get_viewdef(c.oid) AS definition
+    FROM pg_catalog.pg_class c
+    WHERE c.relkind OPERATOR(pg_catalog.=) 'v'
+      AND (c.relnamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
+           OR EXISTS (SELECT FROM pg_catalog.pg_depend d
+                      JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+                      WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                        AND d.objid OPERATOR(pg_catalog.=) c.oid
+                        AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND d.deptype OPERATOR(pg_catalog.=) 'e'
+                        AND e.extname OPERATOR(pg_catalog.=) 'pg_stat_statements'))
+),
+views(oid, relname) AS (
+    SELECT c.oid, c.relname FROM candidates c
+    WHERE c.definition OPERATOR(pg_catalog.~) (
+              SELECT pg_catalog.format('\m(%s)\(', pg_catalog.string_agg(DISTINCT f.proname, '|'))
+              FROM functions f)
+    UNION
+    SELECT c.oid, c.relname FROM candidates c, views v
+    WHERE c.definition OPERATOR(pg_catalog.~) pg_catalog.format('\m%s\M', v.relname)
+)
+SELECT 'column', pg_catalog.format('pg_catalog.pg_class.%I', a.attname), 'SELECT',
+       pg_catalog.array_cat(c.relacl, a.attacl)
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid
+WHERE c.oid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+  AND a.attname OPERATOR(pg_catalog.=) ANY (ARRAY['reltuples', 'relpages', 'relallvisible']::pg_catalog.name[])
+UNION ALL
+SELECT 'function',
+       pg_catalog.format('%I.%I(%s)', n.nspname, f.proname, pg_catalog.oidvectortypes(f.proargtypes)),
+       'EXECUTE', COALESCE(f.proacl, pg_catalog.acldefault('f', f.proowner))
+FROM functions f
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) f.pronamespace
+UNION ALL
+SELECT 'view', pg_catalog.format('%I.%I', n.nspname, c.relname), 'SELECT',
+       COALESCE(c.relacl, pg_catalog.acldefault('r', c.relowner))
+FROM (SELECT DISTINCT oid FROM views) v
+JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) v.oid
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+UNION ALL
+SELECT 'database', pg_catalog.quote_ident(d.datname), 'CONNECT',
+       COALESCE(d.datacl, pg_catalog.acldefault('d', d.datdba))
+FROM pg_catalog.pg_database d
+WHERE d.datallowconn AND d.datname OPERATOR(pg_catalog.<>) pg_catalog.current_database()
+ORDER BY 1, 2
+$$;
+COMMENT ON FUNCTION contcount.statistics_doors() IS
+    'every door to exact counts that contcount.lockdown_statistics() closes (or, for other databases, names), '
+    'the privilege that opens it and its ACL';
+
+-- The doors still open: one row per door and per grantee that may use it,
+-- PUBLIC or a role that is neither a superuser nor a member of
+-- pg_read_all_stats.  No row: the lockdown is in force.  Anyone may read it.
+CREATE FUNCTION contcount.statistics_lockdown()
+RETURNS TABLE (kind text, door text, open_to text)
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT d.kind, d.door, CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC' ELSE r.rolname::pg_catalog.text END
+FROM contcount.statistics_doors() d
+CROSS JOIN LATERAL pg_catalog.aclexplode(d.acl) a
+LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+WHERE a.privilege_type OPERATOR(pg_catalog.=) d.privilege
+  AND (a.grantee OPERATOR(pg_catalog.=) 0
+       OR NOT (r.rolsuper OR pg_catalog.pg_has_role(a.grantee, 'pg_read_all_stats', 'MEMBER')))
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3
+$$;
+COMMENT ON FUNCTION contcount.statistics_lockdown() IS
+    'the doors to exact counts still open, and to whom (PUBLIC or a role that is neither a superuser '
+    'nor a member of pg_read_all_stats); no row: the statistics lockdown is in force';
+
+-- Close the doors of this database: each function and view from PUBLIC to
+-- pg_read_all_stats; pg_class's SELECT from PUBLIC to every other column
+-- (pg_read_all_stats keeps the whole table).  Other databases are named,
+-- not changed: closing them takes their CONNECT from PUBLIC, which is the
+-- DBA's call.  Idempotent: run it again after installing pg_stat_statements.
+CREATE FUNCTION contcount.lockdown_statistics()
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    d record;
+    columns text;
+    elsewhere text;
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
+            WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER) THEN
+        RAISE EXCEPTION 'only a superuser may lock down the statistics'
+            USING ERRCODE = '42501';
+    END IF;
+    SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO columns
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+      AND a.attname OPERATOR(pg_catalog.<>) ALL (
+              SELECT pg_catalog.split_part(s.door, '.', 3) FROM contcount.statistics_doors() s
+              WHERE s.kind OPERATOR(pg_catalog.=) 'column');
+    -- revoking the table's SELECT revokes its columns' too
+    REVOKE SELECT ON pg_catalog.pg_class FROM PUBLIC;
+    EXECUTE pg_catalog.format('GRANT SELECT (%s) ON pg_catalog.pg_class TO PUBLIC', columns);
+    GRANT SELECT ON pg_catalog.pg_class TO pg_read_all_stats;
+    FOR d IN SELECT s.kind, s.door FROM contcount.statistics_doors() s
+             WHERE s.kind OPERATOR(pg_catalog.=) ANY (ARRAY['function', 'view']) LOOP
+        EXECUTE pg_catalog.format('REVOKE %s ON %s %s FROM PUBLIC',
+                                  CASE d.kind WHEN 'function' THEN 'EXECUTE' ELSE 'SELECT' END,
+                                  CASE d.kind WHEN 'function' THEN 'FUNCTION' ELSE 'TABLE' END, d.door);
+        EXECUTE pg_catalog.format('GRANT %s ON %s %s TO pg_read_all_stats',
+                                  CASE d.kind WHEN 'function' THEN 'EXECUTE' ELSE 'SELECT' END,
+                                  CASE d.kind WHEN 'function' THEN 'FUNCTION' ELSE 'TABLE' END, d.door);
+    END LOOP;
+    SELECT pg_catalog.string_agg(DISTINCT s.door, ', ') INTO elsewhere
+    FROM contcount.statistics_lockdown() s WHERE s.kind OPERATOR(pg_catalog.=) 'database';
+    IF elsewhere IS NOT NULL THEN
+        RAISE NOTICE 'other databases are still open: %', elsewhere
+            USING DETAIL = 'Their pg_stat_database shows the counters of this one.',
+                  HINT = 'Revoke CONNECT on them from the roles that release, or from PUBLIC.';
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION contcount.lockdown_statistics() FROM PUBLIC;
+COMMENT ON FUNCTION contcount.lockdown_statistics() IS
+    'close this database''s doors to exact counts (contcount.statistics_doors()) to every role but '
+    'superusers and pg_read_all_stats; superusers only';

@@ -101,46 +101,20 @@ SELECT s, test.error_of(s) FROM (VALUES
 ) AS cases(s);
 
 -- But PostgreSQL shows every role a table's row estimate, its size and its
--- tuple counts: these side doors are open until a DBA closes them.
+-- tuple counts: these side doors are open until a DBA closes them (setup
+-- closed them: open them again as PostgreSQL has them).
+\c - postgres
+SELECT test.unlock_statistics();
+\c - regress_src_mallory
 SELECT reltuples > 0 AS estimate_shown FROM pg_class WHERE relname = 'visits_jan';
 SELECT pg_stat_get_tuples_inserted('test.visits_jan'::regclass) > 0 AS counts_shown;
 SELECT pg_relation_size('test.visits_jan') > 0 AS size_shown;
 
 \c - postgres
--- Closing them, as the README says: the estimate columns of pg_class (by
--- granting every other column instead of the table), the statistics views
--- and functions of relations, and the size functions.
-CREATE FUNCTION test.side_doors(open boolean) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-    f regprocedure;
-    columns text;
-BEGIN
-    SELECT string_agg(quote_ident(attname), ', ') INTO columns FROM pg_attribute
-    WHERE attrelid = 'pg_catalog.pg_class'::regclass AND attnum > 0 AND NOT attisdropped
-      AND attname NOT IN ('reltuples', 'relpages', 'relallvisible');
-    IF open THEN
-        EXECUTE format('REVOKE SELECT (%s) ON pg_catalog.pg_class FROM PUBLIC', columns);
-        GRANT SELECT ON pg_catalog.pg_class TO PUBLIC;
-    ELSE
-        REVOKE SELECT ON pg_catalog.pg_class FROM PUBLIC;
-        EXECUTE format('GRANT SELECT (%s) ON pg_catalog.pg_class TO PUBLIC', columns);
-    END IF;
-    FOR f IN SELECT p.oid FROM pg_proc p
-             WHERE (p.proname LIKE 'pg\_stat\_get\_%' AND p.proargtypes = '26'::oidvector)
-                OR p.proname IN ('pg_relation_size', 'pg_table_size', 'pg_total_relation_size',
-                                 'pg_indexes_size')
-    LOOP
-        EXECUTE format('%s EXECUTE ON FUNCTION %s %s PUBLIC',
-                       CASE WHEN open THEN 'GRANT' ELSE 'REVOKE' END, f,
-                       CASE WHEN open THEN 'TO' ELSE 'FROM' END);
-    END LOOP;
-    EXECUTE format('%s SELECT ON pg_catalog.pg_stat_all_tables, pg_catalog.pg_stat_user_tables, '
-                   'pg_catalog.pg_stat_xact_all_tables, pg_catalog.pg_stat_xact_user_tables, '
-                   'pg_catalog.pg_statio_all_tables, pg_catalog.pg_statio_user_tables %s PUBLIC',
-                   CASE WHEN open THEN 'GRANT' ELSE 'REVOKE' END,
-                   CASE WHEN open THEN 'TO' ELSE 'FROM' END);
-END $$;
-SELECT test.side_doors(false);
+-- Closing them with contcount.lockdown_statistics(): the estimate columns
+-- of pg_class (by granting every other column instead of the table), the
+-- statistics views and functions, and the size functions.
+SELECT contcount.lockdown_statistics();
 \c - regress_src_mallory
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT reltuples FROM pg_class WHERE relname = 'visits_jan'$$),
@@ -159,8 +133,6 @@ SELECT relname, relkind FROM pg_class WHERE relname = 'visits_jan';
 -- releases go on
 SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('visits', 1, 'region');
 \c - postgres
-SELECT test.side_doors(true);
-DROP FUNCTION test.side_doors(boolean);
 SELECT contcount.drop_source('spend');
 DROP TABLE test.spend;
 DROP OWNED BY regress_src_mallory;

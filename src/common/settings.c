@@ -7,11 +7,24 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_db_role_setting.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "common/settings.h"
 
 char	   *contcount_ledger = NULL;
+/* where contcount_ledger's value came from (kept by its hooks) */
+static GucSource ledger_source = PGC_S_DEFAULT;
 int			contcount_max_ledgers = 1000;
 int			contcount_max_blocks = 10000;
 int			contcount_max_counters = 100;
@@ -56,6 +69,137 @@ shares_define(void)
 							NULL, NULL, NULL);
 }
 
+/*
+ * The check hook keeps the source of each value in its extra (malloc'd, as
+ * guc.c frees it), which the assign hook receives with the value in force:
+ * the source of a value restored at the end of a transaction is restored
+ * with it.
+ */
+static bool
+check_ledger(char **newval pg_attribute_unused(), void **extra, GucSource source)
+{
+	GucSource  *from = malloc(sizeof(GucSource));
+
+	if (from == NULL)
+		return false;
+	*from = source;
+	*extra = from;
+	return true;
+}
+
+static void
+assign_ledger(const char *newval pg_attribute_unused(), void *extra)
+{
+	ledger_source = extra ? *(GucSource *) extra : PGC_S_DEFAULT;
+}
+
+/* The value of contcount.ledger in a setconfig array, palloc'd, or NULL. */
+static char *
+ledger_item(ArrayType *setconfig)
+{
+	static const char prefix[] = "contcount.ledger=";
+	Datum	   *items;
+	int			n;
+	char	   *value = NULL;
+
+	deconstruct_array(setconfig, TEXTOID, -1, false, TYPALIGN_INT, &items, NULL, &n);
+	for (int i = 0; i < n && value == NULL; i++)
+	{
+		char	   *item = TextDatumGetCString(items[i]);
+
+		if (pg_strncasecmp(item, prefix, sizeof(prefix) - 1) == 0)
+			value = pstrdup(item + sizeof(prefix) - 1);
+		pfree(item);
+	}
+	return value;
+}
+
+/*
+ * contcount.ledger as pg_db_role_setting holds it now for (database, role),
+ * InvalidOid for all, or NULL.  The catalog snapshot is fresh: this catalog
+ * invalidates it at every change.
+ */
+static char *
+stored_ledger(Relation settings, Oid database, Oid role)
+{
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *value = NULL;
+	bool		isnull;
+	Datum		setconfig;
+
+	ScanKeyInit(&keys[0], Anum_pg_db_role_setting_setdatabase, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(database));
+	ScanKeyInit(&keys[1], Anum_pg_db_role_setting_setrole, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(role));
+	scan = systable_beginscan(settings, DbRoleSettingDatidRolidIndexId, true, NULL, 2, keys);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		setconfig = heap_getattr(tuple, Anum_pg_db_role_setting_setconfig,
+								 RelationGetDescr(settings), &isnull);
+		if (!isnull)
+			value = ledger_item(DatumGetArrayTypeP(setconfig));
+	}
+	systable_endscan(scan);
+	return value;
+}
+
+/*
+ * contcount.ledger as the role's and database's settings give it now, for a
+ * new connection of the session's login, in the order PostgreSQL applies
+ * them: the role in this database, the role, the database, every role.
+ * NULL when none names a ledger.
+ */
+static char *
+stored_ledger_now(void)
+{
+	static const bool database_level[4] = {true, false, true, false};
+	static const bool role_level[4] = {true, true, false, false};
+	Relation	settings;
+	char	   *value = NULL;
+
+	settings = table_open(DbRoleSettingRelationId, AccessShareLock);
+	for (int i = 0; i < 4 && value == NULL; i++)
+		value = stored_ledger(settings, database_level[i] ? MyDatabaseId : InvalidOid,
+							  role_level[i] ? GetAuthenticatedUserId() : InvalidOid);
+	table_close(settings, AccessShareLock);
+	return value;
+}
+
+/*
+ * A session takes its role's and database's settings once, at connection:
+ * a pooled connection would go on spending a ledger the DBA has since taken
+ * from the role.  So a value that did not come from the session itself (SET
+ * by a superuser, or the client's options) is read again, once a
+ * transaction (a few microseconds).  With no setting naming a ledger, the
+ * session's value stays if it came from the server's configuration or its
+ * default, and no ledger is selected if it came from a setting since
+ * removed.
+ */
+const char *
+settings_ledger(void)
+{
+	static LocalTransactionId read_in = InvalidLocalTransactionId;
+	static char *stored = NULL;
+
+	if (ledger_source > PGC_S_DATABASE_USER || !OidIsValid(MyDatabaseId))
+		return contcount_ledger;
+	if (read_in != MyProc->lxid)
+	{
+		char	   *value = stored_ledger_now();
+
+		if (stored != NULL)
+			pfree(stored);
+		stored = value ? MemoryContextStrdup(TopMemoryContext, value) : NULL;
+		read_in = MyProc->lxid;
+	}
+	if (stored != NULL)
+		return stored;
+	return ledger_source >= PGC_S_GLOBAL ? NULL : contcount_ledger;
+}
+
 void
 settings_define(bool preloading)
 {
@@ -70,7 +214,7 @@ settings_define(bool preloading)
 							   "",
 							   PGC_SUSET,
 							   0,
-							   NULL, NULL, NULL);
+							   check_ledger, assign_ledger, NULL);
 	shares_define();
 	/* server-start settings can only be defined at server start */
 	if (preloading)

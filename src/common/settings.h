@@ -8,6 +8,14 @@
 /* contcount.ledger: the ledger that pays for releases; superuser-only */
 extern char *contcount_ledger;
 
+/*
+ * contcount.ledger as it binds the session now: a value that came from a
+ * role's or database's setting is read again from pg_db_role_setting, so
+ * that ALTER ROLE/DATABASE ... SET or RESET binds sessions already open.
+ * NULL or "" when none is selected.  In a transaction.
+ */
+extern const char *settings_ledger(void);
+
 /* contcount.max_ledgers: ledgers the shared state has room for */
 extern int	contcount_max_ledgers;
 

@@ -368,7 +368,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	bool		has_rho = PG_NARGS() > argno[SPEC_RHO];
 	bytea	   *blob;
 	CounterPlace place;
-	char	   *charged;
+	const char *charged;
+	const char *setting;
 	char	   *source = PG_NARGS() > 10 && !PG_ARGISNULL(10) ?
 		TextDatumGetCString(PG_GETARG_DATUM(10)) : NULL;
 	SourceBounds bounds;
@@ -441,8 +442,9 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	 * because the worker, charging for a copy, cannot see this session's.
 	 */
 	charged = spec_ledger(&args);
-	if (charged == NULL && contcount_ledger != NULL && contcount_ledger[0] != '\0')
-		charged = contcount_ledger;
+	setting = settings_ledger();
+	if (charged == NULL && setting != NULL && setting[0] != '\0')
+		charged = setting;
 
 	/*
 	 * The row first: a session creating the same name waits here until this

@@ -240,6 +240,19 @@ require_admin(const OwnerScope *scope, const char *name)
 	return row;
 }
 
+/*
+ * May the caller see the ledger, as contcount.ledgers shows it: a superuser,
+ * a role granted it, or the one contcount.ledger selects.  Owner scope.
+ */
+static bool
+ledger_shown(const OwnerScope *scope, const char *name, int64 id)
+{
+	const char *setting = settings_ledger();
+
+	return (setting && strcmp(name, setting) == 0) ||
+		granted(id, scope->caller, false, false);
+}
+
 int64
 ledger_require_visible(const char *name)
 {
@@ -248,8 +261,7 @@ ledger_require_visible(const char *name)
 
 	owner_begin(&scope);
 	row = require_ledger(name, false);
-	if (!(contcount_ledger && strcmp(name, contcount_ledger) == 0) &&
-		!granted(row.id, scope.caller, false, false))
+	if (!ledger_shown(&scope, name, row.id))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for ledger \"%s\"", name),
@@ -781,6 +793,7 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		v05;
 	OwnerScope	scope;
+	const char *setting;
 	Oid			types[2] = {OIDOID, TEXTOID};
 	Datum		args[2];
 	int64	   *ids;
@@ -794,7 +807,8 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	v05 = rsinfo->setDesc->natts == LEDGER_ROWS_0_5;
 	owner_begin(&scope);
 	args[0] = ObjectIdGetDatum(scope.caller);
-	args[1] = CStringGetTextDatum(contcount_ledger ? contcount_ledger : "");
+	setting = settings_ledger();
+	args[1] = CStringGetTextDatum(setting ? setting : "");
 	owner_run(&plans[v05], sql[v05], 2, types, args, NULL, SPI_OK_SELECT);
 
 	/* what each spent, read before the releases behind it (ledger_curve.c) */
@@ -1025,8 +1039,9 @@ contcount_budget_change_rows(PG_FUNCTION_ARGS)
 static const char *
 paying_ledger(const char *ledger, bool by_source, LedgerRow *row, Oid *role)
 {
-	const char *name = ledger ? ledger : contcount_ledger;
-	bool		chosen_by_setting = contcount_ledger && name && strcmp(name, contcount_ledger) == 0;
+	const char *setting = settings_ledger();
+	const char *name = ledger ? ledger : setting;
+	bool		chosen_by_setting = setting && name && strcmp(name, setting) == 0;
 	OwnerScope	scope;
 	bool		allowed;
 	uint64		generation;
@@ -1117,7 +1132,15 @@ charge_releases(const char *ledger, cc_cost cost, const char *function,
 	LedgerRow	row;
 	StoreCharge charge;
 	const char *name = prepare_charge(ledger, by_source, cost, function, &row, &charge);
+	OwnerScope	scope;
 
+	/* the data's ledger refuses without its figures a role that may not see it */
+	if (by_source)
+	{
+		owner_begin(&scope);
+		charge.figures_hidden = !ledger_shown(&scope, name, row.id);
+		owner_end(&scope);
+	}
 	*ledger_id = row.id;
 	return ledger_store_charge(row.id, name, row.budget_units, &charge, max_releases);
 }
@@ -1157,7 +1180,7 @@ void
 ledger_charge_source(const char *ledger, const char *source_ledger, cc_cost cost,
 					 const char *function)
 {
-	const char *team = ledger ? ledger : contcount_ledger;
+	const char *team = ledger ? ledger : settings_ledger();
 	int64		ledger_id;
 
 	/* neither pays if either cannot account for the release */

@@ -1545,6 +1545,19 @@ lock_for_charge(int64 ledger, const char *name)
 	return sum;
 }
 
+/*
+ * Refuse an overspend of a ledger the caller may not see (the data's, of a
+ * protected source): what it has left tells what other roles spent.
+ */
+static void
+refuse_hidden_overspend(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
+			 errmsg("the data's privacy budget cannot pay for this release"),
+			 errdetail("Ledger \"%s\" holds it; what it has left is shown to its admins.", name)));
+}
+
 int64
 ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 					StoreCharge *charge, int64 max_releases)
@@ -1562,6 +1575,8 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 	each = ledger_store_release_units(sum->accounting, name, charge->cost);
 	remaining = sum->spent_units > budget_units ? 0 : budget_units - sum->spent_units;
 	affordable = remaining / each;
+	if (affordable == 0 && charge->figures_hidden)
+		refuse_hidden_overspend(name);
 	if (affordable == 0 && sum->accounting == CC_PURE)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),

@@ -30,6 +30,8 @@ typedef struct StoreCharge
 	bool		refund;
 	const char *function;
 	const char *statement;
+	/* an overspend is refused without the ledger's figures (never stored) */
+	bool		figures_hidden;
 } StoreCharge;
 
 /* "pure" or "zcdp"; and back, false for any other name. */

@@ -194,6 +194,34 @@ read_granted_source(const char *name, Oid role)
 }
 
 /*
+ * Warn when PostgreSQL's statistics still show every role exact counts (a
+ * protected table's rows, or those of contcount's own tables behind the
+ * counters): the DBA declaring a source is the one who can close them, with
+ * contcount.lockdown_statistics().  Owner scope.
+ */
+static void
+warn_unless_locked_down(void)
+{
+	static SPIPlanPtr plan = NULL;
+	bool		isnull;
+	Datum		open;
+
+	owner_run(&plan, "SELECT pg_catalog.string_agg(pg_catalog.format('%s: %s', kind, n), ', ' ORDER BY kind) "
+			  "FROM (SELECT kind, pg_catalog.count(DISTINCT door) AS n "
+			  "FROM contcount.statistics_lockdown() "
+			  "WHERE open_to OPERATOR(pg_catalog.=) 'PUBLIC' GROUP BY kind) doors",
+			  0, NULL, NULL, NULL, SPI_OK_SELECT);
+	open = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		ereport(WARNING,
+				(errmsg("every role may read exact counts of this table in PostgreSQL's statistics"),
+				 errdetail("Doors open to PUBLIC, by kind: %s (contcount.statistics_lockdown() lists them).",
+						   TextDatumGetCString(open)),
+				 errhint("A superuser closes them with contcount.lockdown_statistics(), "
+						 "and revokes CONNECT on the other databases from PUBLIC.")));
+}
+
+/*
  * protect_table(name, relation, unit_column, time_column, ledger, max_rows,
  * max_groups): declare a protected source, and the trigger that will feed
  * its counters (a DBA's action: it locks the table until commit).  Not over
@@ -263,6 +291,7 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("protected source \"%s\" already exists", name)));
+	warn_unless_locked_down();
 	owner_end(&scope);
 	/* the counters of the source attach to it without a lock on the table */
 	source_counter_feed(name, relid);
