@@ -8,7 +8,7 @@ PGFILEDESC = "contcount - differentially private running counts"
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
 CORE_SRCS = $(sort $(wildcard src/core/*.c))
 # The PostgreSQL glue: one folder per subsystem, one file per concern.
-GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c args.c) \
+GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c seal.c args.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
 		noisy_count.c running_mean.c stream_privacy.c window_counts.c) \
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c \

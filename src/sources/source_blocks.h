@@ -51,10 +51,4 @@ extern TimestampTz source_blocks_start(TimestampTz time, int64 length);
 extern void source_blocks_counter_run(int64 length, TimestampTz paid_until,
 									  TimestampTz step_end, StoreBlockRun *run);
 
-/*
- * Cast the time column in UTC until the owner scope ends, so that a role's
- * TimeZone cannot move a timestamp or date row into another block.
- */
-extern void source_blocks_pin_time_zone(void);
-
 #endif							/* CONTCOUNT_SOURCE_BLOCKS_H */
