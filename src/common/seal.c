@@ -22,6 +22,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "pgtime.h"
 #include "utils/guc.h"
 
@@ -67,6 +68,18 @@ messages_hold(const char *current pg_attribute_unused())
 	return client_min_messages >= NOTICE;
 }
 
+/*
+ * A sort that spills writes temp files, whose sizes every role reads in
+ * pg_stat_database: a caller's small work_mem would make a small window's
+ * sort spill.  At least the default, which only large releases exceed (the
+ * docs tell the DBA to close that view).
+ */
+static bool
+work_mem_holds(const char *current pg_attribute_unused())
+{
+	return work_mem >= 4096;
+}
+
 static const SealedSetting sealed[] = {
 	/* names resolve in pg_catalog first, the caller's schemas never */
 	{"search_path", "pg_catalog, pg_temp", NULL},
@@ -89,6 +102,7 @@ static const SealedSetting sealed[] = {
 	{"gin_fuzzy_search_limit", "0", NULL},
 	{"transform_null_equals", "off", NULL},
 	{"temp_file_limit", "-1", NULL},
+	{"work_mem", "4MB", work_mem_holds},
 	{"temp_tablespaces", "", NULL},
 	{"force_parallel_mode", "off", NULL},
 	{"jit", "off", NULL},
