@@ -50,11 +50,12 @@ utc_holds(const char *current pg_attribute_unused())
 	return pg_get_timezone_offset(session_timezone, &offset) && offset == 0;
 }
 
-/* The C locale has two names. */
+/* The C locale, under any of its names (C.UTF-8 formats money as C does). */
 static bool
 c_locale_holds(const char *current)
 {
-	return strcmp(current, "C") == 0 || strcmp(current, "POSIX") == 0;
+	return strcmp(current, "C") == 0 || strcmp(current, "POSIX") == 0 ||
+		strncmp(current, "C.", 2) == 0;
 }
 
 /*
