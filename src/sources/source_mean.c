@@ -24,6 +24,9 @@
  * (whose cast to float8 can overflow), and NaN, the largest value in
  * PostgreSQL's order, becomes hi.  Rows without a unit, a time or a value
  * are not samples: whether a row has them is part of the arrival pattern.
+ * The time is source_time_sql's, which no value makes fail (a date beyond
+ * timestamp's range has none), and the range is one the core can place any
+ * sample in (mean_mechanism refuses a wider one).
  *
  * One charge of epsilon, to the caller's ledger and to the source's, as
  * every release from a source, before the query runs.
