@@ -9,7 +9,10 @@
  * its duration, as a SET clause does for a SECURITY DEFINER function, and
  * the SQL text qualifies what it calls as well.  Plans are kept for the
  * backend's life: the plan cache re-plans them if search_path differs from
- * the one they were made under, and here it never does.
+ * the one they were made under, and here it never does.  search_path is one
+ * of the settings of the scope's seal (seal.c): the others keep the query
+ * from reporting on itself through the caller's session, and the caller's
+ * buffer and WAL counters are put back as they were when the scope ends.
  *
  * Every statement runs on a snapshot taken for it, not on the caller's: a
  * budget cut, a ledger dropped or a grant revoked binds from its commit even
@@ -33,6 +36,7 @@
 #include "utils/syscache.h"
 
 #include "common/owner_spi.h"
+#include "common/seal.h"
 
 static Oid
 extension_owner(void)
@@ -48,16 +52,6 @@ extension_owner(void)
 	return owner;
 }
 
-int
-owner_pin_search_path(void)
-{
-	int			nest_level = NewGUCNestLevel();
-
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	return nest_level;
-}
-
 void
 owner_begin(OwnerScope *scope)
 {
@@ -66,7 +60,8 @@ owner_begin(OwnerScope *scope)
 	GetUserIdAndSecContext(&scope->caller, &scope->caller_context);
 	SetUserIdAndSecContext(owner, scope->caller_context |
 						   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	scope->guc_nest_level = owner_pin_search_path();
+	scope->guc_nest_level = seal_settings();
+	seal_usage_save(&scope->usage);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 }
@@ -76,6 +71,7 @@ owner_end(OwnerScope *scope)
 {
 	SPI_finish();
 	AtEOXact_GUC(true, scope->guc_nest_level);
+	seal_usage_restore(&scope->usage);
 	SetUserIdAndSecContext(scope->caller, scope->caller_context);
 }
 

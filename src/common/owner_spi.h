@@ -11,24 +11,24 @@
 
 #include "executor/spi.h"
 
+#include "common/seal.h"
+
 /* The calling role, and how to return to it from the owner's rights. */
 typedef struct OwnerScope
 {
 	Oid			caller;
 	int			caller_context;
-	int			guc_nest_level; /* of the pinned search_path */
+	int			guc_nest_level; /* of the sealed settings */
+	SealedUsage usage;			/* the caller's, put back at the end */
 } OwnerScope;
 
 /*
- * Set search_path to pg_catalog, pg_temp until AtEOXact_GUC(true, level)
- * with the level returned (or the end of the (sub)transaction).
- */
-extern int	owner_pin_search_path(void);
-
-/*
- * Switch to the owner, pin search_path and connect SPI.  An error on the way
- * is fine: aborting the (sub)transaction restores the user, the setting and
- * closes SPI.
+ * Switch to the owner, seal the scope (seal.h: search_path and the other
+ * settings pinned, the caller's buffer and WAL counters saved) and connect
+ * SPI.  An error on the way is fine: aborting the (sub)transaction restores
+ * the user and the settings and closes SPI.  owner_end puts the counters
+ * back; an error does not (queries that read protected rows put them back
+ * on an error as well: bounding.c, source_mean.c).
  */
 extern void owner_begin(OwnerScope *scope);
 extern void owner_end(OwnerScope *scope);

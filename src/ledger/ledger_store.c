@@ -154,6 +154,7 @@
 
 #include "common/errors.h"
 #include "common/int.h"
+#include "common/seal.h"
 #include "common/settings.h"
 #include "ledger/ledger_legacy.h"
 #include "ledger/ledger_store.h"
@@ -909,11 +910,15 @@ lock_store(LWLockMode mode)
 /*
  * Append an item (format 2, stored as seal_item says): to the last page if
  * it fits, else to a new one; logged, not flushed.  Exclusive lock held.
- * Returns the record's end.
+ * Returns the record's end.  The page read and the record written are not
+ * the caller's buffer and WAL usage (common/seal.h): EXPLAIN (ANALYZE,
+ * BUFFERS, WAL) around a release shows the call, not how full the store's
+ * last page was.
  */
 static XLogRecPtr
 append_item(StoreItem *item)
 {
+	SealedUsage usage;
 	Buffer		buf = InvalidBuffer;
 	Page		page;
 	bool		init = false;
@@ -923,6 +928,7 @@ append_item(StoreItem *item)
 	const StoreItem *stored;
 
 	Assert(!RecoveryInProgress());
+	seal_usage_save(&usage);
 	stored = seal_item(item, compact);
 	if (store->last_block != InvalidBlockNumber)
 	{
@@ -981,6 +987,7 @@ append_item(StoreItem *item)
 	END_CRIT_SECTION();
 
 	UnlockReleaseBuffer(buf);
+	seal_usage_restore(&usage);
 	if (!apply_item(item))
 		refuse_if_damaged();
 	return recptr;

@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "access/htup_details.h"
@@ -253,6 +254,12 @@ spec_from_fields(NullableDatum *fields, MeanSpec *spec)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the range [lo, hi] must be finite with lo < hi")));
+	/* a sample's place in the range, (x - lo) / (hi - lo), needs hi - lo finite */
+	if (!isfinite(spec->hi - spec->lo))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the range [lo, hi] must be at most %g wide", DBL_MAX),
+				 errdetail("A sample of a wider range could not be placed in it in double precision.")));
 	field_null(fields, MM_EPSILON, false, "epsilon");
 	if (cc_epsilon_units(DatumGetFloat8(fields[MM_EPSILON].value), &epsilon_units) != CC_OK)
 		report_mean_status(CC_MEAN_BAD_EPSILON, &p);

@@ -41,6 +41,7 @@
 #include "utils/typcache.h"
 
 #include "common/owner_spi.h"
+#include "common/seal.h"
 #include "sources/bounding.h"
 
 /* The release whose query is running, if any. */
@@ -130,6 +131,7 @@ void
 bounding_run(Bounding *bounding, const char *sql, int nargs, const Oid *types, const Datum *values)
 {
 	SPIPlanPtr	plan;
+	SealedUsage usage;
 
 	if (running != NULL)
 		elog(ERROR, "a protected source's release runs inside another");
@@ -138,6 +140,7 @@ bounding_run(Bounding *bounding, const char *sql, int nargs, const Oid *types, c
 		elog(ERROR, "SPI_prepare failed for a release from a protected source: %s",
 			 SPI_result_code_string(SPI_result));
 	running = bounding;
+	seal_usage_save(&usage);
 	PG_TRY();
 	{
 		/* on what is committed now, as a charge is: not the caller's older snapshot */
@@ -146,6 +149,8 @@ bounding_run(Bounding *bounding, const char *sql, int nargs, const Oid *types, c
 	PG_FINALLY();
 	{
 		running = NULL;
+		/* even on a cancel, which a handler in plpgsql may catch */
+		seal_usage_restore(&usage);
 	}
 	PG_END_TRY();
 	SPI_freeplan(plan);

@@ -89,8 +89,9 @@ source_column_arg(FunctionCallInfo fcinfo, int argno, Oid relid, const char *wha
 /*
  * A time column must be a date or a timestamp: a cast of anything else to
  * timestamptz could fail on a row's value, and its error would show it.
+ * Returns the type.
  */
-static void
+static Oid
 require_time_type(Oid relid, AttrNumber attnum)
 {
 	Oid			type = get_atttype(relid, attnum);
@@ -99,6 +100,28 @@ require_time_type(Oid relid, AttrNumber attnum)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("the time column of a protected source must be a timestamptz, a timestamp or a date")));
+	return type;
+}
+
+/*
+ * A time column's value as a timestamptz, in SQL that no value of a row can
+ * make fail (its error would show the row).  The owner scope's seal pins
+ * TimeZone to UTC, under which a timestamp casts to the same instant, read
+ * as UTC, always in range.  A date casts to its midnight UTC, but only up to
+ * the last day a timestamp holds, 294276-12-31: a later one (or infinity)
+ * has no time, so it is in no step and no block.
+ */
+char *
+source_time_sql(Oid relid, AttrNumber attnum, const char *column)
+{
+	Oid			type = require_time_type(relid, attnum);
+
+	if (type == DATEOID)
+		return psprintf("CASE WHEN %s OPERATOR(pg_catalog.<) '294277-01-01'::pg_catalog.date "
+						"THEN (%s)::pg_catalog.timestamptz END", column, column);
+	if (type == TIMESTAMPOID)
+		return psprintf("(%s)::pg_catalog.timestamptz", column);
+	return pstrdup(column);
 }
 
 /*
@@ -564,9 +587,9 @@ source_for_release(const char *name, SourceTable *table)
 	table->relid = source.relid;
 	table->relation = MemoryContextStrdup(outer, quote_qualified_identifier(schema, relname));
 	table->unit = MemoryContextStrdup(outer, column_sql(&source, source.unit));
-	table->time = MemoryContextStrdup(outer, column_sql(&source, source.time));
 	/* its type may have changed since it was declared */
-	require_time_type(source.relid, source.time);
+	table->time = MemoryContextStrdup(outer, source_time_sql(source.relid, source.time,
+															 column_sql(&source, source.time)));
 	get_atttypetypmodcoll(source.relid, source.unit, &table->unit_type, &typmod,
 						  &table->unit_collation);
 	table->ledger = MemoryContextStrdup(outer, source_ledger_name(name));
@@ -744,13 +767,12 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the table of protected source \"%s\" is gone", source->name)));
 	unit = column_sql(source, source->unit);
-	time = column_sql(source, source->time);
 	/* its type may have changed since it was declared */
-	require_time_type(source->relid, source->time);
+	time = source_time_sql(source->relid, source->time, column_sql(source, source->time));
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "SELECT contcount.bounded_counts(unit, key, t ORDER BY unit, t, key) "
-					 "FROM (SELECT %s AS unit, %s AS key, (%s)::pg_catalog.timestamptz AS t FROM %s"
+					 "FROM (SELECT %s AS unit, %s AS key, %s AS t FROM %s"
 					 " WHERE %s IS NOT NULL",
 					 unit,
 					 dimension != InvalidAttrNumber ?
@@ -761,14 +783,14 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int
 												relname),
 					 unit);
 	if (stepped)
-		appendStringInfo(&sql, " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $1"
-						 " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $2", time, time);
+		appendStringInfo(&sql, " AND %s OPERATOR(pg_catalog.>=) $1"
+						 " AND %s OPERATOR(pg_catalog.<) $2", time, time);
 	for (int i = 0; i < nfilters; i++)
 		appendStringInfo(&sql, " AND (%s)::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($%d)",
 						 column_sql(source, filters[i]), (stepped ? 3 : 1) + i);
 	if (source->blocks.length > 0)
-		appendStringInfo(&sql, " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.>=) $%d"
-						 " AND (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $%d",
+		appendStringInfo(&sql, " AND %s OPERATOR(pg_catalog.>=) $%d"
+						 " AND %s OPERATOR(pg_catalog.<) $%d",
 						 time, (stepped ? 3 : 1) + nfilters, time, (stepped ? 4 : 2) + nfilters);
 	appendStringInfoString(&sql, ") rows");
 	return sql.data;
@@ -848,8 +870,6 @@ bounded_counts(SourceRelease *release, TimestampTz start, int64 step_usec, int64
 				  release->unit_type, release->unit_collation, release->keys, start, step_usec,
 				  nsteps);
 	owner_begin(&scope);
-	if (release->source.blocks.length > 0)
-		source_blocks_pin_time_zone();
 	bounding_run(&bounding, release->sql, release->nparams, release->types, release->values);
 	owner_end(&scope);
 	return bounding.counts;

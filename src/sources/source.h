@@ -34,8 +34,9 @@ extern void source_for_counter(const char *name, SourceBounds *bounds);
 
 /*
  * A source's table as a release that builds its own query needs it: the
- * table (quoted, schema-qualified), its unit and time columns (quoted), the
- * unit column's type and collation, the source's ledger.
+ * table (quoted, schema-qualified), its unit column (quoted), its time
+ * column as source_time_sql gives it, the unit column's type and
+ * collation, the source's ledger.
  */
 typedef struct SourceTable
 {
@@ -69,6 +70,15 @@ extern AttrNumber source_column_arg(FunctionCallInfo fcinfo, int argno, Oid reli
 
 /* The name of a column of a table, or NULL if it was dropped or never was. */
 extern char *source_live_column(Oid relid, AttrNumber attnum);
+
+/*
+ * A time column (quoted: column) as a timestamptz, in SQL that no row's
+ * value can make fail, for an owner scope (whose seal pins TimeZone to
+ * UTC): a timestamp is read as UTC, a date as its midnight UTC, a date
+ * beyond timestamp's range is null.  An error (42804) unless the column is
+ * a timestamptz, a timestamp or a date.
+ */
+extern char *source_time_sql(Oid relid, AttrNumber attnum, const char *column);
 
 /*
  * The name of a counter that counts source (the first by name), or NULL.

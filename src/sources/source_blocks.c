@@ -46,7 +46,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
@@ -130,13 +129,6 @@ source_blocks_counter_run(int64 length, TimestampTz paid_until, TimestampTz step
 	run->length = length;
 	run->first = paid_until;
 	run->count = end > paid_until ? (end - paid_until) / length : 0;
-}
-
-void
-source_blocks_pin_time_zone(void)
-{
-	(void) set_config_option("TimeZone", "UTC", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
 }
 
 /*
@@ -476,12 +468,12 @@ contcount_source_expired_rows(PG_FUNCTION_ARGS)
 				 errmsg("the table of protected source \"%s\" or its time column is gone", name)));
 	oldest[0] = TimestampTzGetDatum(GetCurrentTimestamp() -
 									interval_usecs(DatumGetIntervalP(retention), "retention"));
-	source_blocks_pin_time_zone();
 	if (SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FROM %s "
-									   "WHERE (%s)::pg_catalog.timestamptz OPERATOR(pg_catalog.<) $1",
+									   "WHERE %s OPERATOR(pg_catalog.<) $1",
 									   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 																  relname),
-									   quote_identifier(time)),
+									   source_time_sql(relid, DatumGetInt16(SPI_getbinval(tuple, desc, 2, &isnull)),
+													   quote_identifier(time))),
 							  1, count_type, oldest, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count the expired rows of protected source \"%s\"", name);
 	count = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

@@ -52,12 +52,6 @@ extern void source_blocks_counter_run(int64 length, TimestampTz paid_until,
 									  TimestampTz step_end, StoreBlockRun *run);
 
 /*
- * Cast the time column in UTC until the owner scope ends, so that a role's
- * TimeZone cannot move a timestamp or date row into another block.
- */
-extern void source_blocks_pin_time_zone(void);
-
-/*
  * Refuse (55000, naming the other source) a source over relid that shares
  * rows with a source whose budget is held per block, or, with_blocks, a
  * source getting blocks that shares rows with any other source: blocks

@@ -24,6 +24,9 @@
  * (whose cast to float8 can overflow), and NaN, the largest value in
  * PostgreSQL's order, becomes hi.  Rows without a unit, a time or a value
  * are not samples: whether a row has them is part of the arrival pattern.
+ * The time is source_time_sql's, which no value makes fail (a date beyond
+ * timestamp's range has none), and the range is one the core can place any
+ * sample in (mean_mechanism refuses a wider one).
  *
  * One charge of epsilon, to the caller's ledger and to the source's, as
  * every release from a source, before the query runs.
@@ -41,6 +44,7 @@
 
 #include "common/args.h"
 #include "common/owner_spi.h"
+#include "common/seal.h"
 #include "core/accounting.h"
 #include "ledger/ledger.h"
 #include "releases/running_mean.h"
@@ -164,61 +168,17 @@ samples_sql(const char *source, const SourceTable *table, const char *value)
 	else
 		clamped = psprintf("GREATEST($1, LEAST($2, (%s)::pg_catalog.float8))", column);
 	return psprintf("SELECT unit, x, t FROM (SELECT %s AS unit, %s AS x, "
-					"(%s)::pg_catalog.timestamptz AS t FROM %s "
+					"%s AS t FROM %s "
 					"WHERE %s IS NOT NULL AND %s IS NOT NULL AND %s IS NOT NULL) samples "
 					"ORDER BY t, unit, x",
 					table->unit, clamped, table->time, table->relation,
 					table->unit, column, table->time);
 }
 
-/*
- * source_running_mean(source, value, mechanism): the running mean of the
- * source's declared column value, one row per sample in time order.
- */
-PG_FUNCTION_INFO_V1(contcount_source_running_mean);
-Datum
-contcount_source_running_mean(PG_FUNCTION_ARGS)
+/* Each sample of the cursor into the stream, and its release as a row. */
+static void
+release_samples(Portal portal, MeanStream *ms, ReturnSetInfo *rsinfo)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext outer = CurrentMemoryContext;
-	char	   *name = arg_text(fcinfo, 0, "source name");
-	char	   *value = arg_text(fcinfo, 1, "value column");
-	MeanSpec	spec;
-	SourceTable table;
-	OwnerScope	scope;
-	char	   *sql;
-	MeanSite   *site;
-	MeanStream *ms;
-	Oid			types[2] = {FLOAT8OID, FLOAT8OID};
-	Datum		bounds[2];
-	SPIPlanPtr	plan;
-	Portal		portal;
-
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("mechanism must not be null")));
-	mean_spec_from_composite(PG_GETARG_DATUM(2), &spec);
-	InitMaterializedSRF(fcinfo, 0);
-	source_for_release(name, &table);
-	owner_begin(&scope);
-	sql = MemoryContextStrdup(outer, samples_sql(name, &table, value));
-	owner_end(&scope);
-	site = mean_site_make(&spec, table.unit_type, table.unit_collation, outer);
-	ms = mean_stream_start(site, outer);
-
-	/* paid before anything is computed, once */
-	ledger_charge_source(spec.ledger, table.ledger, cc_pure_cost(spec.plan.params.epsilon_units),
-						 "source_running_mean");
-
-	bounds[0] = Float8GetDatum(spec.lo);
-	bounds[1] = Float8GetDatum(spec.hi);
-	owner_begin(&scope);
-	plan = SPI_prepare(sql, 2, types);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for a running mean from a protected source: %s",
-			 SPI_result_code_string(SPI_result));
-	portal = owner_open_cursor(plan, bounds);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, FETCH_ROWS);
@@ -249,7 +209,69 @@ contcount_source_running_mean(PG_FUNCTION_ARGS)
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
-	SPI_cursor_close(portal);
+}
+
+/*
+ * source_running_mean(source, value, mechanism): the running mean of the
+ * source's declared column value, one row per sample in time order.
+ */
+PG_FUNCTION_INFO_V1(contcount_source_running_mean);
+Datum
+contcount_source_running_mean(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext outer = CurrentMemoryContext;
+	char	   *name = arg_text(fcinfo, 0, "source name");
+	char	   *value = arg_text(fcinfo, 1, "value column");
+	MeanSpec	spec;
+	SourceTable table;
+	OwnerScope	scope;
+	char	   *sql;
+	MeanSite   *site;
+	MeanStream *ms;
+	Oid			types[2] = {FLOAT8OID, FLOAT8OID};
+	Datum		bounds[2];
+	SPIPlanPtr	plan;
+	Portal		portal;
+	SealedUsage usage;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("mechanism must not be null")));
+	mean_spec_from_composite(PG_GETARG_DATUM(2), &spec);
+	InitMaterializedSRF(fcinfo, 0);
+	source_for_release(name, &table);
+	owner_begin(&scope);
+	sql = MemoryContextStrdup(outer, samples_sql(name, &table, value));
+	owner_end(&scope);
+	site = mean_site_make(&spec, table.unit_type, table.unit_collation, outer);
+	ms = mean_stream_start(site, outer);
+
+	/* paid before anything is computed, once */
+	ledger_charge_source(spec.ledger, table.ledger, cc_pure_cost(spec.plan.params.epsilon_units),
+						 "source_running_mean");
+
+	bounds[0] = Float8GetDatum(spec.lo);
+	bounds[1] = Float8GetDatum(spec.hi);
+	owner_begin(&scope);
+	plan = SPI_prepare(sql, 2, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for a running mean from a protected source: %s",
+			 SPI_result_code_string(SPI_result));
+	seal_usage_save(&usage);
+	PG_TRY();
+	{
+		portal = owner_open_cursor(plan, bounds);
+		release_samples(portal, ms, rsinfo);
+		SPI_cursor_close(portal);
+	}
+	PG_FINALLY();
+	{
+		/* even on an error (a stream beyond its horizon), which plpgsql may catch */
+		seal_usage_restore(&usage);
+	}
+	PG_END_TRY();
 	owner_end(&scope);
 	return (Datum) 0;
 }
