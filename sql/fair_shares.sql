@@ -88,7 +88,8 @@ SELECT contcount.source_blocks('fair_visits', '1 day', 1000, '30 days');
 SELECT contcount.grant_source('fair_visits', 'regress_fair_a');
 SELECT contcount.grant_source('fair_visits', 'regress_fair_b');
 SELECT contcount.create_ledger('fair_other_data', 1000);
-SELECT contcount.protect_table('fair_other', 'test.fair_visits', 'user_id', 'at', 'fair_other_data');
+CREATE TABLE test.fair_other_visits AS TABLE test.fair_visits;
+SELECT contcount.protect_table('fair_other', 'test.fair_other_visits', 'user_id', 'at', 'fair_other_data');
 SELECT contcount.source_blocks('fair_other', '1 day', 1000, '30 days');
 SELECT contcount.grant_source('fair_other', 'regress_fair_b');
 \c - regress_fair_a
@@ -125,7 +126,7 @@ SELECT contcount.drop_counter(name) FROM contcount.counters WHERE name LIKE 'fai
 SELECT contcount.drop_source('fair_visits');
 SELECT contcount.drop_source('fair_other');
 SELECT contcount.drop_ledger(name) FROM contcount.ledgers WHERE name LIKE 'fair_%' ORDER BY name;
-DROP TABLE test.fair_visits;
+DROP TABLE test.fair_visits, test.fair_other_visits;
 REVOKE ALL ON SCHEMA test FROM regress_fair_a, regress_fair_b;
 REVOKE ALL ON FUNCTION test.error_of(text) FROM regress_fair_a, regress_fair_b;
 REVOKE ALL ON FUNCTION contcount.create_ledger(text, numeric) FROM regress_fair_a, regress_fair_b;

@@ -20,6 +20,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "common/seal.h"
 #include "common/settings.h"
 
 char	   *contcount_ledger = NULL;
@@ -188,8 +189,13 @@ settings_ledger(void)
 		return contcount_ledger;
 	if (read_in != MyProc->lxid)
 	{
-		char	   *value = stored_ledger_now();
+		SealedUsage usage;
+		char	   *value;
 
+		/* the catalog read is contcount's, not the caller's to see in EXPLAIN */
+		seal_usage_save(&usage);
+		value = stored_ledger_now();
+		seal_usage_restore(&usage);
 		if (stored != NULL)
 			pfree(stored);
 		stored = value ? MemoryContextStrdup(TopMemoryContext, value) : NULL;

@@ -37,6 +37,7 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
@@ -229,6 +230,11 @@ warn_unless_locked_down(void)
 	bool		isnull;
 	Datum		open;
 
+	/* a database not yet updated to 0.6 has no check to run */
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("contcount"),
+											  makeString("statistics_lockdown")),
+								   0, NULL, true)))
+		return;
 	owner_run(&plan, "SELECT pg_catalog.string_agg(pg_catalog.format('%s: %s', kind, n), ', ' ORDER BY kind) "
 			  "FROM (SELECT kind, pg_catalog.count(DISTINCT door) AS n "
 			  "FROM contcount.statistics_lockdown() "

@@ -128,10 +128,11 @@ $standby->stop;
 $node->safe_psql('postgres', q{
     CREATE TABLE visits (user_id int, at timestamptz);
     INSERT INTO visits SELECT u, now() - u * interval '1 hour' FROM generate_series(1, 100) u;
+    CREATE TABLE visits2 AS TABLE visits;
     SELECT contcount.create_ledger('d1', 1000);
     SELECT contcount.create_ledger('d2', 1000);
     SELECT contcount.protect_table('s1', 'visits', 'user_id', 'at', 'd1');
-    SELECT contcount.protect_table('s2', 'visits', 'user_id', 'at', 'd2');
+    SELECT contcount.protect_table('s2', 'visits2', 'user_id', 'at', 'd2');
     SELECT contcount.source_blocks('s1', '1 day', 1000, '60 days');
     SELECT contcount.source_blocks('s2', '1 day', 1000, '60 days');
     SELECT contcount.grant_source('s1', 'regress_r1');
