@@ -240,6 +240,19 @@ WHERE a.privilege_type OPERATOR(pg_catalog.=) d.privilege
   AND (a.grantee OPERATOR(pg_catalog.=) 0
        OR NOT (r.rolsuper OR pg_catalog.pg_has_role(a.grantee, 'pg_read_all_stats', 'MEMBER')))
 GROUP BY 1, 2, 3
+UNION ALL
+-- Two settings of preloaded modules that only a superuser sets and that
+-- would show every role what contcount's own statements did: no lockdown
+-- closes them, the DBA's configuration does (docs/sealed-releases.md).
+SELECT 'setting', s.door, 'PUBLIC'
+FROM (VALUES
+    ('pg_stat_statements.track = all',
+     pg_catalog.current_setting('pg_stat_statements.track', true) OPERATOR(pg_catalog.=) 'all'),
+    ('auto_explain.log_nested_statements with a log_level that reaches the client',
+     pg_catalog.current_setting('auto_explain.log_nested_statements', true) OPERATOR(pg_catalog.=) 'on'
+     AND pg_catalog.current_setting('auto_explain.log_level', true) OPERATOR(pg_catalog.=) ANY ('{info,notice,warning}'))
+) s(door, open)
+WHERE s.open
 ORDER BY 1, 2, 3
 $$;
 COMMENT ON FUNCTION contcount.statistics_lockdown() IS

@@ -152,6 +152,22 @@ SELECT contcount.drop_source('taps_again');
 REVOKE CONNECT ON DATABASE template1 FROM PUBLIC;
 SELECT count(*) AS open_doors FROM contcount.statistics_lockdown();
 
+-- two settings of preloaded modules that would show what the owner's own
+-- statements did (only a superuser sets them; no lockdown closes them):
+-- named while they are so, and protect_table warns
+SET pg_stat_statements.track = 'all';
+SET auto_explain.log_nested_statements = on;
+SET auto_explain.log_level = 'notice';
+SELECT * FROM contcount.statistics_lockdown();
+SELECT contcount.protect_table('taps_again', 'test.taps', 'person', 'at', 'taps_data');
+SELECT contcount.drop_source('taps_again');
+SET auto_explain.log_level = 'log';
+SET pg_stat_statements.track = 'top';
+SELECT count(*) AS open_doors FROM contcount.statistics_lockdown();
+RESET pg_stat_statements.track;
+RESET auto_explain.log_nested_statements;
+RESET auto_explain.log_level;
+
 \c - regress_lock_analyst
 SELECT contcount.drop_counter('taps_counter');
 \c - postgres

@@ -247,7 +247,8 @@ warn_unless_locked_down(void)
 				 errdetail("Doors open to PUBLIC, by kind: %s (contcount.statistics_lockdown() lists them).",
 						   TextDatumGetCString(open)),
 				 errhint("A superuser closes them with contcount.lockdown_statistics(), "
-						 "and revokes CONNECT on the other databases from PUBLIC.")));
+						 "revokes CONNECT on the other databases from PUBLIC, and keeps the "
+						 "settings of kind \"setting\" out of the server's configuration.")));
 }
 
 /*
