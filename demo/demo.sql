@@ -6,7 +6,12 @@
 \echo '   account counts at most 5 sign-ups, in 1 country), the countries are public keys, and'
 \echo '   the data has a budget of its own (epsilon = 12) that every team''s releases add up in.'
 \echo '   The growth team''s analyst gets a quota of 8 from it, and no SELECT on the table.'
+\echo '   First the statistics lockdown, so that PostgreSQL''s statistics show analysts no exact'
+\echo '   count of the table (and no other database shows this one''s):'
 CREATE EXTENSION contcount;
+REVOKE CONNECT ON DATABASE template1 FROM PUBLIC;
+SELECT contcount.lockdown_statistics();
+SELECT count(*) AS doors_still_open FROM contcount.statistics_lockdown();
 SELECT contcount.create_ledger('signups_data', 12);
 SELECT contcount.create_ledger('growth', 8);
 CREATE TABLE signups (id bigserial PRIMARY KEY, country text NOT NULL, at timestamptz NOT NULL,
