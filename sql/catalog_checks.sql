@@ -10,14 +10,13 @@ WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclas
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'contcount') AND d.deptype = 'e';
 SELECT count(*) > 60 AS checks_see_the_functions FROM test.members;
 
--- PostgreSQL's IsBinaryCoercible(), as opr_sanity's binary_coercible()
--- calls it: the same type, any type to a polymorphic "any" or anyelement,
--- a binary implicit cast, an array to anyarray.
+-- PostgreSQL's IsBinaryCoercible(), which opr_sanity's binary_coercible()
+-- calls (contcount has no domain): the same type, any type to "any",
+-- anyelement or anycompatible, a binary cast, an array to anyarray.
 CREATE FUNCTION test.binary_coercible(oid, oid) RETURNS bool
 LANGUAGE sql STRICT STABLE AS $$
 SELECT $1 = $2 OR $2 IN ('"any"'::regtype, 'anyelement'::regtype, 'anycompatible'::regtype)
-    OR EXISTS (SELECT FROM pg_cast WHERE castsource = $1 AND casttarget = $2
-               AND castmethod = 'b' AND castcontext = 'i')
+    OR EXISTS (SELECT FROM pg_cast WHERE castsource = $1 AND casttarget = $2 AND castmethod = 'b')
     OR ($2 = 'anyarray'::regtype AND EXISTS (SELECT FROM pg_type WHERE oid = $1 AND typelem <> 0 AND typlen = -1))
 $$;
 
