@@ -339,18 +339,20 @@ ALTER FUNCTION contcount.running_mean_final(internal) SET SCHEMA contcount_inter
 ALTER FUNCTION contcount.ledger_changed() SET SCHEMA contcount_internal;
 ALTER FUNCTION contcount.feed_source_counters() SET SCHEMA contcount_internal;
 
--- bounded_counts reads the bounds and keys of the release that runs it, in
--- that backend's memory: it is neither IMMUTABLE nor runnable in a parallel
--- worker.  CREATE AGGREGATE marks every aggregate IMMUTABLE and ALTER
--- FUNCTION refuses aggregates, so the catalog row is set here.  VOLATILE
--- tells the planner not to pull a query that calls it up into another or
--- push conditions down into it; only contcount's own queries call it, at
--- their top level, so their plans do not change.  (pg_upgrade re-creates
--- the aggregate with CREATE AGGREGATE, IMMUTABLE again: harmless, and
--- ALTER EXTENSION contcount UPDATE does not run this again; see
--- docs/catalog-checks.md.)
-UPDATE pg_catalog.pg_proc SET provolatile = 'v'
-WHERE oid OPERATOR(pg_catalog.=) 'contcount.bounded_counts(anyelement, text, timestamptz)'::pg_catalog.regprocedure;
+-- bounded_counts reads the bounds and keys of the release that runs it,
+-- in that backend's memory: PARALLEL RESTRICTED, PostgreSQL's word for a
+-- function that may run in a parallel plan only in the leader, because it
+-- uses the backend's own state.  (Every aggregate is IMMUTABLE in pg_proc;
+-- its volatility is its support functions'.)  An aggregate's parallel
+-- label is set only by CREATE AGGREGATE: made again, as 0.5 had it.
+DROP AGGREGATE contcount.bounded_counts(anyelement, text, timestamptz);
+CREATE AGGREGATE contcount.bounded_counts(unit anyelement, key text, t timestamptz) (
+    SFUNC = contcount_internal.bounded_counts_step,
+    STYPE = internal,
+    FINALFUNC = contcount_internal.bounded_counts_final,
+    PARALLEL = RESTRICTED
+);
+REVOKE ALL ON FUNCTION contcount.bounded_counts(anyelement, text, timestamptz) FROM PUBLIC;
 
 -- Every object of the extension says what it is for in \df+, \dv+, \dT+
 -- and \dt+.
