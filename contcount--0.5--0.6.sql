@@ -312,3 +312,265 @@ REVOKE ALL ON FUNCTION contcount.lockdown_statistics() FROM PUBLIC;
 COMMENT ON FUNCTION contcount.lockdown_statistics() IS
     'close this database''s doors to exact counts (contcount.statistics_doors()) to every role but '
     'superusers and pg_read_all_stats; superusers only';
+
+-- ---------------------------------------------------------------------
+-- Comments in psql, support functions out of the user's way, and
+-- PostgreSQL's own catalog checks
+-- ---------------------------------------------------------------------
+
+-- The functions no user calls move to a schema of their own, so that
+-- \df contcount.* lists what a user calls: the transition and final
+-- functions of the aggregates and the trigger functions that contcount
+-- itself attaches.  PostgreSQL checks EXECUTE on an aggregate's support
+-- functions against the aggregate's owner, not its caller, and looks them
+-- up by oid, not by name: the caller needs no USAGE on this schema, and
+-- PUBLIC gets none.  A trigger's function is checked (EXECUTE, and USAGE
+-- to name it) only when the trigger is created, and contcount creates
+-- these as the extension's owner.  Functions that the C library or other
+-- SQL functions name as contcount.* stay where they are (the store_*
+-- primitives and import_ledgers_unchecked, named inside export_ledgers
+-- and import_ledgers; ledger_granted and counter_granted; the aggregate
+-- bounded_counts, which a 0.6 library also finds in a database still at
+-- 0.5), and so does count_inserts, the trigger users attach themselves.
+CREATE SCHEMA contcount_internal;
+REVOKE ALL ON SCHEMA contcount_internal FROM PUBLIC;
+COMMENT ON SCHEMA contcount_internal IS
+    'contcount''s support functions: aggregate steps and trigger functions that no user calls';
+
+ALTER FUNCTION contcount.running_count_step(internal, bigint, contcount.mechanism) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.running_count_step(internal, bigint, float8, bigint) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.running_count_final(internal) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.noisy_count_step(bigint, float8, text) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.noisy_count_final(bigint) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.bounded_counts_step(internal, anyelement, text, timestamptz) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.bounded_counts_final(internal) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.running_mean_step(internal, float8, anyelement, contcount.mean_mechanism)
+    SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.running_mean_step(internal, float8, anyelement, float8, float8, float8, bigint, bigint)
+    SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.running_mean_final(internal) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.ledger_changed() SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.feed_source_counters() SET SCHEMA contcount_internal;
+
+-- bounded_counts reads the bounds and keys of the release that runs it,
+-- in that backend's memory: PARALLEL RESTRICTED, PostgreSQL's word for a
+-- function that may run in a parallel plan only in the leader, because it
+-- uses the backend's own state.  (Every aggregate is IMMUTABLE in pg_proc;
+-- its volatility is its support functions'.)  An aggregate's parallel
+-- label is set only by CREATE AGGREGATE: made again, as 0.5 had it.
+DROP AGGREGATE contcount.bounded_counts(anyelement, text, timestamptz);
+CREATE AGGREGATE contcount.bounded_counts(unit anyelement, key text, t timestamptz) (
+    SFUNC = contcount_internal.bounded_counts_step,
+    STYPE = internal,
+    FINALFUNC = contcount_internal.bounded_counts_final,
+    PARALLEL = RESTRICTED
+);
+REVOKE ALL ON FUNCTION contcount.bounded_counts(anyelement, text, timestamptz) FROM PUBLIC;
+
+-- Every object of the extension says what it is for in \df+, \dv+, \dT+
+-- and \dt+.
+COMMENT ON TYPE contcount.mechanism IS
+    'the parameters of a running count''s mechanism, built and checked by contcount.mechanism()';
+COMMENT ON TYPE contcount.release IS
+    'one step of a running count: the step, its noisy count, the noise''s standard deviation and its error bound';
+COMMENT ON TYPE contcount.mean_mechanism IS
+    'the parameters of a running mean''s mechanism, built and checked by contcount.mean_mechanism()';
+COMMENT ON TYPE contcount.mean_release IS
+    'one row of a running mean: the step, its noisy mean, how many units it covers, and its error';
+
+COMMENT ON FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text, float8) IS
+    'build and check a running count''s mechanism (binary, smooth_binary, blt, honaker, ...) for running_count';
+COMMENT ON FUNCTION contcount.mean_mechanism(float8, float8, float8, bigint, bigint, bigint, text, bigint, float8, text) IS
+    'build and check a running mean''s mechanism (range, epsilon, units, steps) for running_mean';
+COMMENT ON AGGREGATE contcount.running_count(bigint, contcount.mechanism) IS
+    'differentially private running count: one noisy release per row, as a window or ordered aggregate; charges the session''s ledger once';
+COMMENT ON AGGREGATE contcount.running_count(bigint, float8, bigint) IS
+    'running_count with the binary mechanism at epsilon over horizon steps; charges the session''s ledger once';
+COMMENT ON FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text, float8) IS
+    'the noisy running counts of a whole series of per-step counts, one row per step; charged once';
+COMMENT ON AGGREGATE contcount.noisy_count(float8) IS
+    'count(*) with discrete Laplace noise at epsilon, charged to the session''s ledger';
+COMMENT ON AGGREGATE contcount.noisy_count(float8, text) IS
+    'count(*) with discrete Laplace noise at epsilon, charged to the named ledger';
+COMMENT ON AGGREGATE contcount.running_mean(float8, anyelement, contcount.mean_mechanism) IS
+    'user-level private running mean of samples in a range, one release per row; charges the session''s ledger once';
+COMMENT ON AGGREGATE contcount.running_mean(float8, anyelement, float8, float8, float8, bigint, bigint) IS
+    'running_mean with its mechanism given as lo, hi, epsilon, units and steps';
+COMMENT ON FUNCTION contcount.window_counts(bigint[], bigint, float8, text, bigint, float8, text) IS
+    'noisy counts over sliding windows of width steps of a series, one epsilon for all of them; charged once';
+COMMENT ON FUNCTION contcount.streaming_composition(float8, float8, float8, bigint) IS
+    'calculator: the (epsilon, delta) of streaming composition of steps releases; draws nothing, charges nothing';
+COMMENT ON FUNCTION contcount.streaming_composition(contcount.mechanism, float8, float8, bigint) IS
+    'calculator: streaming composition of steps releases of a mechanism; draws nothing, charges nothing';
+
+COMMENT ON FUNCTION contcount.create_ledger(text, numeric) IS
+    'create a pure (epsilon) privacy budget ledger; superusers only';
+COMMENT ON FUNCTION contcount.create_ledger(text, numeric, numeric) IS
+    'create a zCDP (rho) privacy budget ledger, shown at delta; superusers only';
+COMMENT ON FUNCTION contcount.alter_ledger(text, numeric) IS
+    'change a pure ledger''s epsilon budget (recorded in contcount.budget_changes); ledger admins';
+COMMENT ON FUNCTION contcount.alter_ledger(text, numeric, numeric) IS
+    'change a zCDP ledger''s rho budget or delta (NULL keeps one); ledger admins';
+COMMENT ON FUNCTION contcount.drop_ledger(text) IS
+    'drop a ledger; what it spent stays in the ledger store; ledger admins';
+COMMENT ON FUNCTION contcount.grant_ledger(text, regrole, boolean) IS
+    'let a role (and its members) spend from a ledger, or administer it with admin => true';
+COMMENT ON FUNCTION contcount.revoke_ledger(text, regrole) IS
+    'take back a role''s right to spend from or administer a ledger';
+COMMENT ON FUNCTION contcount.ledger_rows() IS
+    'the rows of the view contcount.ledgers: the ledgers the current role may spend from or manage';
+COMMENT ON FUNCTION contcount.charge_rows() IS
+    'the rows of the view contcount.charges: every charge to a ledger the current role manages';
+COMMENT ON FUNCTION contcount.budget_change_rows() IS
+    'the rows of the view contcount.budget_changes: every budget change of a ledger the current role manages';
+COMMENT ON FUNCTION contcount.ledger_delta(text, float8) IS
+    'the delta a ledger''s spending so far amounts to at this epsilon (from its privacy curve)';
+COMMENT ON FUNCTION contcount.ledger_epsilon(text, float8) IS
+    'the epsilon a ledger''s spending so far amounts to at this delta (from its privacy curve)';
+COMMENT ON FUNCTION contcount.export_ledgers() IS
+    'every ledger of this database with what it spent and its audit, as a document for import_ledgers(); superusers only';
+COMMENT ON FUNCTION contcount.export_ledgers_without_blocks() IS
+    'internal: export_ledgers() without the source blocks, wrapped by export_ledgers()';
+COMMENT ON FUNCTION contcount.import_ledgers_without_blocks(jsonb) IS
+    'internal: the import of ledgers without their source blocks, wrapped by import_ledgers()';
+COMMENT ON FUNCTION contcount.accept_ledger_store() IS
+    'after recovery to a target, accept the ledger store once what was spent since is imported; superusers only';
+COMMENT ON FUNCTION contcount.ledger_granted(bigint, oid, boolean) IS
+    'internal: may the role spend from (or administer) the ledger; run by contcount as the extension''s owner';
+COMMENT ON FUNCTION contcount.store_spent(bigint) IS
+    'internal: what the ledger store says a ledger spent, in units; superusers only';
+COMMENT ON FUNCTION contcount.store_accounting(bigint) IS
+    'internal: a ledger''s accounting (pure or zcdp) in the ledger store; superusers only';
+COMMENT ON FUNCTION contcount.store_charges() IS
+    'internal: every charge in the ledger store, for export_ledgers(); superusers only';
+COMMENT ON FUNCTION contcount.store_blocks() IS
+    'internal: every source block in the ledger store and what it spent, for export_ledgers(); superusers only';
+COMMENT ON FUNCTION contcount.store_import(bigint, text, timestamptz, oid, bigint, timestamptz[], oid[], bigint[],
+                                           boolean[], text[], text[], text, text[], bigint[], bigint[]) IS
+    'internal: write one ledger of an export into the ledger store, for import_ledgers(); superusers only';
+COMMENT ON FUNCTION contcount.store_import_blocks(bigint, timestamptz[], timestamptz[], bigint[]) IS
+    'internal: raise a ledger''s source blocks in the store to an export''s, for import_ledgers(); superusers only';
+COMMENT ON FUNCTION contcount.store_check_export(text, text, integer) IS
+    'internal: true, or an error (22023) if format and version are not those of an export import_ledgers() reads';
+
+COMMENT ON FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
+                                             text, float8) IS
+    'create a named counter, fed by insert triggers and released every step by the step worker';
+COMMENT ON FUNCTION contcount.drop_counter(text) IS
+    'drop a counter and its releases; its owner or a superuser';
+COMMENT ON FUNCTION contcount.grant_counter(text, regrole, boolean) IS
+    'let a role read a counter''s releases, or feed it with feed => true; the counter''s owner';
+COMMENT ON FUNCTION contcount.revoke_counter(text, regrole) IS
+    'take back a role''s right to read or feed a counter; the counter''s owner';
+COMMENT ON FUNCTION contcount.tick(text) IS
+    'release a counter''s next step now, as the step worker would; returns the step';
+COMMENT ON FUNCTION contcount.current(text) IS
+    'a counter''s latest release: its step, noisy count, standard deviation and error bound';
+COMMENT ON FUNCTION contcount.history(text) IS
+    'every release of a counter so far, one row per step';
+COMMENT ON FUNCTION contcount.counter_rows() IS
+    'the rows of the view contcount.counters: the counters the current role may read';
+COMMENT ON FUNCTION contcount.counter_internals(text) IS
+    'a counter''s raw state: exact count released, pending committed counts and its noise; superusers only';
+COMMENT ON FUNCTION contcount.counter_granted(bigint, oid) IS
+    'internal: may the role read the counter; run by contcount as the extension''s owner';
+COMMENT ON FUNCTION contcount.count_inserts() IS
+    'trigger for AFTER INSERT (per row, per statement, or with a transition table): feeds the counter it names';
+
+COMMENT ON FUNCTION contcount.protect_table(text, regclass, text, text, text, integer, integer) IS
+    'declare a protected source over a table: its privacy unit, time, per-unit bounds and ledger; superusers';
+COMMENT ON FUNCTION contcount.source_dimension(text, text, text[]) IS
+    'declare a public dimension of a source and its keys, the only keys a release shows; superusers';
+COMMENT ON FUNCTION contcount.drop_source(text) IS
+    'drop a protected source with its dimensions and grants; the table and ledgers stay; superusers';
+COMMENT ON FUNCTION contcount.grant_source(text, regrole) IS
+    'let a role release from a protected source without SELECT on its table; superusers';
+COMMENT ON FUNCTION contcount.revoke_source(text, regrole) IS
+    'take back a role''s right to release from a protected source; superusers';
+COMMENT ON FUNCTION contcount.source_counts(text, float8, text, text, jsonb) IS
+    'noisy counts of a protected source''s bounded rows, per declared key; charges the caller''s and the source''s ledgers';
+COMMENT ON FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text, jsonb,
+                                                    float8) IS
+    'noisy running counts of a protected source per step of time, per declared key; charges both ledgers';
+COMMENT ON FUNCTION contcount.source_mean_value(text, text) IS
+    'declare a column of a protected source that source_running_mean may average; superusers';
+COMMENT ON FUNCTION contcount.drop_source_mean_value(text, text) IS
+    'withdraw a column''s declaration for source_running_mean; superusers';
+COMMENT ON FUNCTION contcount.source_running_mean(text, text, contcount.mean_mechanism) IS
+    'user-level private running mean of a declared column of a protected source; charges both ledgers';
+COMMENT ON FUNCTION contcount.source_blocks(text, interval, numeric, interval) IS
+    'give a protected source time blocks, each with a budget of its own and a retention; superusers';
+COMMENT ON FUNCTION contcount.source_expired_rows(text) IS
+    'the exact number of a source''s rows older than its retention, for the DBA who deletes them; superusers';
+COMMENT ON FUNCTION contcount.block_rows() IS
+    'the rows of the view contcount.blocks: the blocks of the sources the current role may see';
+COMMENT ON FUNCTION contcount.block_charge_rows() IS
+    'the rows of the view contcount.block_charges: what each release charged each block';
+COMMENT ON AGGREGATE contcount.bounded_counts(anyelement, text, timestamptz) IS
+    'internal: the bounding rule of a release from a protected source; only contcount''s own queries call it';
+
+COMMENT ON FUNCTION contcount_internal.running_count_step(internal, bigint, contcount.mechanism) IS
+    'internal: transition function of running_count(item, mechanism)';
+COMMENT ON FUNCTION contcount_internal.running_count_step(internal, bigint, float8, bigint) IS
+    'internal: transition function of running_count(item, epsilon, horizon)';
+COMMENT ON FUNCTION contcount_internal.running_count_final(internal) IS
+    'internal: final function of running_count';
+COMMENT ON FUNCTION contcount_internal.noisy_count_step(bigint, float8, text) IS
+    'internal: transition function of noisy_count(epsilon, ledger)';
+COMMENT ON FUNCTION contcount_internal.noisy_count_final(bigint) IS
+    'internal: final function of noisy_count: adds the noise and charges the ledger';
+COMMENT ON FUNCTION contcount_internal.bounded_counts_step(internal, anyelement, text, timestamptz) IS
+    'internal: transition function of bounded_counts';
+COMMENT ON FUNCTION contcount_internal.bounded_counts_final(internal) IS
+    'internal: final function of bounded_counts';
+COMMENT ON FUNCTION contcount_internal.running_mean_step(internal, float8, anyelement, contcount.mean_mechanism) IS
+    'internal: transition function of running_mean(x, unit, mechanism)';
+COMMENT ON FUNCTION contcount_internal.running_mean_step(internal, float8, anyelement, float8, float8, float8, bigint,
+                                                         bigint) IS
+    'internal: transition function of running_mean(x, unit, lo, hi, epsilon, units, steps)';
+COMMENT ON FUNCTION contcount_internal.running_mean_final(internal) IS
+    'internal: final function of running_mean';
+COMMENT ON FUNCTION contcount_internal.ledger_changed() IS
+    'internal: trigger on contcount.ledger that tells every backend a ledger changed';
+COMMENT ON FUNCTION contcount_internal.feed_source_counters() IS
+    'internal: trigger on a protected source''s table, made by protect_table: counts its inserts for the source''s counters';
+
+COMMENT ON VIEW contcount.ledgers IS
+    'the ledgers the current role may spend from or manage: budget, spent, remaining, accounting';
+COMMENT ON VIEW contcount.charges IS
+    'every charge to a ledger the current role manages: when, who, how much, for which statement';
+COMMENT ON VIEW contcount.budget_changes IS
+    'every budget change of a ledger the current role manages: who, when, from what to what';
+COMMENT ON VIEW contcount.counters IS
+    'the counters the current role may read, with their mechanism, steps and ledger';
+COMMENT ON VIEW contcount.sources IS
+    'the protected sources the current role may release from, one row per dimension with its keys and blocks';
+COMMENT ON VIEW contcount.blocks IS
+    'the time blocks of the sources the current role may see: budget, spent and remaining per block';
+COMMENT ON VIEW contcount.block_charges IS
+    'which blocks each release from a source charged, for the admins of the source''s ledger';
+
+COMMENT ON TABLE contcount.ledger IS
+    'internal: the ledgers'' definitions (what they spent is in the ledger store); read through contcount.ledgers';
+COMMENT ON TABLE contcount.ledger_grant IS
+    'internal: the roles granted each ledger; read by contcount as the extension''s owner';
+COMMENT ON TABLE contcount.budget_change IS
+    'internal: the audit of budget changes; read through contcount.budget_changes';
+COMMENT ON TABLE contcount.counter IS
+    'internal: the counters'' definitions and mechanism states (exact counts and noise); extension owner only';
+COMMENT ON TABLE contcount.counter_release IS
+    'internal: every release of every counter; read through contcount.current() and contcount.history()';
+COMMENT ON TABLE contcount.counter_delta IS
+    'internal: the committed counts of each transaction not yet in a step; extension owner only';
+COMMENT ON TABLE contcount.counter_grant IS
+    'internal: the roles granted each counter; extension owner only';
+COMMENT ON TABLE contcount.counter_unit IS
+    'internal: the rows each privacy unit gave a counter over a source; extension owner only';
+COMMENT ON TABLE contcount.source IS
+    'internal: the protected sources'' definitions; read through contcount.sources';
+COMMENT ON TABLE contcount.source_dimension IS
+    'internal: the declared dimensions and keys of each protected source; read through contcount.sources';
+COMMENT ON TABLE contcount.source_grant IS
+    'internal: the roles granted each protected source; extension owner only';
+COMMENT ON TABLE contcount.source_mean_value IS
+    'internal: the columns of each protected source that source_running_mean may average';

@@ -21,37 +21,38 @@ SELECT i AS id, i % 2 + 1 AS p, i % 3 AS a, i % 2 AS b, 1::bigint AS n
 FROM generate_series(1, 100) i;
 
 -- 2. contcount's support functions in someone else's aggregate.  They are
--- not PUBLIC: an aggregate built on them cannot even be created.
+-- not PUBLIC, nor is their schema: an aggregate built on them cannot even
+-- be created.
 CREATE FUNCTION mallory.add_1000(bigint, float8) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$ SELECT $1 + 1000 $$;
 CREATE FUNCTION mallory.add_1(bigint, float8, bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$ SELECT $1 + 1 $$;
 SELECT test.error_of($$CREATE AGGREGATE mallory.thousand(float8)
     (SFUNC = mallory.add_1000, STYPE = bigint, INITCOND = '0',
-     FINALFUNC = contcount.noisy_count_final)$$);
+     FINALFUNC = contcount_internal.noisy_count_final)$$);
 SELECT test.error_of($$CREATE AGGREGATE mallory.crash(float8, bigint)
     (SFUNC = mallory.add_1, STYPE = bigint, INITCOND = '0',
-     FINALFUNC = contcount.noisy_count_final)$$);
+     FINALFUNC = contcount_internal.noisy_count_final)$$);
 SELECT test.error_of($$CREATE AGGREGATE mallory.steps(float8, text)
-    (SFUNC = contcount.noisy_count_step, STYPE = bigint, INITCOND = '0')$$);
-SELECT test.error_of($$SELECT contcount.noisy_count_final(1000)$$);
+    (SFUNC = contcount_internal.noisy_count_step, STYPE = bigint, INITCOND = '0')$$);
+SELECT test.error_of($$SELECT contcount_internal.noisy_count_final(1000)$$);
 RESET SESSION AUTHORIZATION;
 
 -- A superuser is trusted, yet the functions themselves refuse to run
 -- outside contcount's aggregates, whatever the state they would be fed.
 CREATE AGGREGATE test.thousand(float8)
     (SFUNC = mallory.add_1000, STYPE = bigint, INITCOND = '0',
-     FINALFUNC = contcount.noisy_count_final);
+     FINALFUNC = contcount_internal.noisy_count_final);
 -- the final function of noisy_count(epsilon, ledger) would read this
 -- bigint as its ledger's name
 CREATE AGGREGATE test.crash(float8, bigint)
     (SFUNC = mallory.add_1, STYPE = bigint, INITCOND = '0',
-     FINALFUNC = contcount.noisy_count_final);
+     FINALFUNC = contcount_internal.noisy_count_final);
 CREATE AGGREGATE test.steps(bigint, float8, bigint)
-    (SFUNC = contcount.running_count_step, STYPE = internal,
-     FINALFUNC = contcount.running_count_final);
+    (SFUNC = contcount_internal.running_count_step, STYPE = internal,
+     FINALFUNC = contcount_internal.running_count_final);
 CREATE AGGREGATE test.ledger_steps(float8, text)
-    (SFUNC = contcount.noisy_count_step, STYPE = bigint, INITCOND = '0');
+    (SFUNC = contcount_internal.noisy_count_step, STYPE = bigint, INITCOND = '0');
 SELECT test.mallory_spent() AS before \gset
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT test.thousand(1) FROM mallory.events$$),

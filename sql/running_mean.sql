@@ -103,7 +103,7 @@ FROM (SELECT i, contcount.running_mean(x, 7, 0, 1, 1, 10, 4) OVER (ORDER BY i RO
 SELECT (contcount.running_mean(x, u, 0, 1, 1, 10, 4)).covered
 FROM (VALUES (0.5, ARRAY[1, 2]), (0.5, ARRAY[2, 1]), (0.5, ARRAY[1, 2])) v(x, u);
 CREATE AGGREGATE test.own_mean(float8, text, contcount.mean_mechanism) (
-    SFUNC = contcount.running_mean_step, STYPE = internal, FINALFUNC = contcount.running_mean_final);
+    SFUNC = contcount_internal.running_mean_step, STYPE = internal, FINALFUNC = contcount_internal.running_mean_final);
 
 -- Errors.
 SELECT s, test.error_of(s) FROM (VALUES

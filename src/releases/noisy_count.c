@@ -101,6 +101,17 @@ noisy_count_site(FunctionCallInfo fcinfo, AggState *aggstate, Aggref *aggref)
 	SpecArgs	args;
 
 	call_site_check(fcinfo, -1, "noisy_count");
+	/*
+	 * A count does not depend on the order of its rows: an ORDER BY in it is
+	 * a comma in the wrong place, and noisy_count(epsilon ORDER BY ledger)
+	 * would be the one-argument form, charging the session's ledger.
+	 */
+	if (aggref->aggorder != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("noisy_count takes no ORDER BY"),
+				 errdetail("A count does not depend on the order of its rows."),
+				 errhint("Name the ledger as the second argument: noisy_count(epsilon, ledger).")));
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	site = palloc0(sizeof(NoisyCountSite));
 	/* one step of simple II: Laplace(1/epsilon) on the count */

@@ -6,7 +6,7 @@
  * create_counter(..., source => s) calibrates the counter's noise for
  * max_rows (a unit adds at most that much to the whole stream) and counts
  * through one row trigger on the source's table that feeds every counter
- * of the source: contcount.feed_source_counters(source), created by the
+ * of the source: contcount_internal.feed_source_counters(source), created by the
  * DBA's protect_table (or feed_source) and dropped by drop_source.  An
  * analyst's create_counter and drop_counter then only write contcount's
  * own tables: they take no lock on the DBA's table, and an analyst who
@@ -118,6 +118,18 @@ table_sql(Oid relid)
 		NULL;
 }
 
+/*
+ * The trigger function, schema-qualified.  It lives in contcount_internal,
+ * but the 0.6 update creates the triggers of existing sources before it
+ * creates that schema and moves the function there.
+ */
+static const char *
+feed_function_sql(void)
+{
+	return OidIsValid(get_namespace_oid("contcount_internal", true)) ?
+		"contcount_internal.feed_source_counters" : "contcount.feed_source_counters";
+}
+
 /* Can a trigger count the relation's inserts: a table, not a view? */
 static bool
 has_own_rows(Oid relid)
@@ -144,8 +156,9 @@ source_counter_feed(const char *source, Oid relid)
 		return;
 	owner_begin(&scope);
 	if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT ON %s FOR EACH ROW "
-							 "EXECUTE FUNCTION contcount.feed_source_counters(%s)",
-							 quote_identifier(trigger), table, quote_literal_cstr(source)),
+							 "EXECUTE FUNCTION %s(%s)",
+							 quote_identifier(trigger), table, feed_function_sql(),
+							 quote_literal_cstr(source)),
 					false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not create the trigger of protected source \"%s\"", source);
 	owner_end(&scope);
