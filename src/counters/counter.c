@@ -234,13 +234,6 @@ counter_place_here(CounterPlace *place)
 	return true;
 }
 
-bool
-counter_sources_installed(void)
-{
-	return get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)),
-					  "source") != InvalidAttrNumber;
-}
-
 /*
  * Refuse (22008) a step whose schedule, from now (the counter's started_at),
  * ends beyond the timestamps: the end of its last step, or for a counter

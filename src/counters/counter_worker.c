@@ -74,6 +74,7 @@
 #include "counters/counter.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
+#include "sources/source.h"
 #include "sources/source_blocks.h"
 
 /* Reload the counters at least this often, in case a wake-up was missed. */

@@ -51,7 +51,6 @@
 #include "common/args.h"
 #include "common/owner_spi.h"
 #include "common/report.h"
-#include "counters/counter.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
 #include "sources/bounding.h"

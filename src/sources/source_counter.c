@@ -70,7 +70,7 @@
 
 #include "common/args.h"
 #include "common/owner_spi.h"
-#include "counters/counter.h"
+#include "sources/counter_delta.h"
 #include "sources/source.h"
 
 /* The SHA-256 digest of len bytes, into out (PG_SHA256_DIGEST_LENGTH bytes). */
@@ -106,6 +106,13 @@ source_feed_installed(void)
 {
 	return get_attnum(get_relname_relid("counter_unit", get_namespace_oid("contcount", false)),
 					  "unit_digest") != InvalidAttrNumber;
+}
+
+bool
+counter_sources_installed(void)
+{
+	return get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)),
+					  "source") != InvalidAttrNumber;
 }
 
 /* The table, quoted and schema-qualified, or NULL if it is gone. */
