@@ -15,7 +15,7 @@ GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shm
 		ledger_curve.c) \
 	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
 		statement_rows.c) \
-	$(addprefix src/sources/,source.c bounding.c source_counter.c source_mean.c source_blocks.c \
+	$(addprefix src/sources/,source.c bounding.c source_counter.c source_mean.c source_blocks.c source_blocks_sql.c \
 		counter_delta.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 

@@ -195,26 +195,6 @@ source_counter_require_feed(const char *source, Oid relid)
 }
 
 /*
- * feed_source(source): create the trigger that feeds the source's counters,
- * if it is not there (protect_table creates it; this is for a trigger
- * dropped by hand).  A DBA's action: it locks the table until commit.
- */
-PG_FUNCTION_INFO_V1(contcount_feed_source);
-Datum
-contcount_feed_source(PG_FUNCTION_ARGS)
-{
-	char	   *name = arg_text(fcinfo, 0, "source name");
-	OwnerScope	scope;
-	Oid			relid;
-
-	owner_begin(&scope);
-	relid = source_relid(name);
-	owner_end(&scope);
-	source_counter_feed(name, relid);
-	PG_RETURN_VOID();
-}
-
-/*
  * A running counter the trigger feeds.  With blocks, the rows it counts are
  * those timed in [from, until): from the counter's first block, or the
  * retention if later, to the end of the blocks the counter had paid, as
