@@ -187,6 +187,80 @@ sweep_units(void)
 		elog(ERROR, "could not sweep the units of dropped counters");
 }
 
+/* Free the slots of counters no longer in contcount.counter (SPI's result). */
+static void
+free_gone_slots(CounterShared *cs)
+{
+	for (int i = 0; i < cs->nslots; i++)
+	{
+		bool		present = false;
+
+		for (uint64 r = 0; r < SPI_processed && !present; r++)
+		{
+			bool		isnull;
+
+			present = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+												  1, &isnull)) == cs->slots[i].id;
+		}
+		if (!present)
+			cs->slots[i].id = 0;
+	}
+}
+
+/*
+ * Give the counter of a row of contcount.counter a slot, unless it has one,
+ * was dropped since it was read, or its state is damaged (a warning).
+ * False, with a warning, if no slot is free.
+ */
+static bool
+load_slot(CounterShared *cs, HeapTuple tuple, TupleDesc desc)
+{
+	bool		isnull;
+	int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	bytea	   *state;
+	CounterSlot *slot = NULL;
+	CounterSlot *free_slot = NULL;
+
+	for (int i = 0; i < cs->nslots; i++)
+	{
+		if (cs->slots[i].id == id)
+			slot = &cs->slots[i];
+		else if (cs->slots[i].id == 0 && free_slot == NULL)
+			free_slot = &cs->slots[i];
+	}
+	if (slot != NULL || counter_shmem_dropped(cs, id))
+		return true;			/* current already, or dropped since we read */
+	if (free_slot == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("more counters than contcount.max_counters = %d; some get no steps",
+						cs->nslots)));
+		return false;
+	}
+	state = DatumGetByteaPP(SPI_getbinval(tuple, desc, 7, &isnull));
+	if (!cc_state_valid(VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state)))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the state of counter %s is damaged; it gets no steps",
+						SPI_getvalue(tuple, desc, 2))));
+		return true;
+	}
+	slot = free_slot;
+	memset(slot, 0, sizeof(*slot));
+	slot->id = id;
+	strlcpy(slot->name, SPI_getvalue(tuple, desc, 2), NAMEDATALEN);
+	slot->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &isnull));
+	slot->finished = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+	slot->steps = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+	slot->started_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
+	slot->step_usecs = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &isnull));
+	slot->state_bytes = VARSIZE_ANY_EXHDR(state);
+	memcpy(slot->state, VARDATA_ANY(state), slot->state_bytes);
+	return true;
+}
+
 /* Bring the slots in line with contcount.counter, as committed. */
 static void
 load_counters(CounterShared *cs)
@@ -203,68 +277,16 @@ load_counters(CounterShared *cs)
 
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
 	cs->reload_requested = false;
-	for (int i = 0; i < cs->nslots; i++)
+	if (installed)
 	{
-		bool		present = false;
-
-		for (uint64 r = 0; installed && r < SPI_processed && !present; r++)
-		{
-			bool		isnull;
-
-			present = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
-												  1, &isnull)) == cs->slots[i].id;
-		}
-		if (!present)
-			cs->slots[i].id = 0;
+		free_gone_slots(cs);
+		for (uint64 r = 0; r < SPI_processed; r++)
+			if (!load_slot(cs, SPI_tuptable->vals[r], SPI_tuptable->tupdesc))
+				break;
 	}
-	for (uint64 r = 0; installed && r < SPI_processed; r++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-		bytea	   *state;
-		CounterSlot *slot = NULL;
-		CounterSlot *free_slot = NULL;
-
+	else
 		for (int i = 0; i < cs->nslots; i++)
-		{
-			if (cs->slots[i].id == id)
-				slot = &cs->slots[i];
-			else if (cs->slots[i].id == 0 && free_slot == NULL)
-				free_slot = &cs->slots[i];
-		}
-		if (slot != NULL || counter_shmem_dropped(cs, id))
-			continue;			/* current already, or dropped since we read */
-		if (free_slot == NULL)
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("more counters than contcount.max_counters = %d; some get no steps",
-							cs->nslots)));
-			break;
-		}
-		state = DatumGetByteaPP(SPI_getbinval(tuple, desc, 7, &isnull));
-		if (!cc_state_valid(VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state)))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the state of counter %s is damaged; it gets no steps",
-							SPI_getvalue(tuple, desc, 2))));
-			continue;
-		}
-		slot = free_slot;
-		memset(slot, 0, sizeof(*slot));
-		slot->id = id;
-		strlcpy(slot->name, SPI_getvalue(tuple, desc, 2), NAMEDATALEN);
-		slot->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &isnull));
-		slot->finished = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
-		slot->steps = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
-		slot->started_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
-		slot->step_usecs = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &isnull));
-		slot->state_bytes = VARSIZE_ANY_EXHDR(state);
-		memcpy(slot->state, VARDATA_ANY(state), slot->state_bytes);
-	}
+			cs->slots[i].id = 0;
 	LWLockRelease(cs->lock);
 	if (installed)
 		sweep_units();
