@@ -117,8 +117,7 @@ may_feed(int64 counter, Oid role)
 	bool		isnull;
 
 	/* a database still at 0.1 (until ALTER EXTENSION UPDATE) has no feed grants */
-	if (get_attnum(get_relname_relid("counter_grant", get_namespace_oid("contcount", false)),
-				   "feed") == InvalidAttrNumber)
+	if (!contcount_has_column("counter_grant", "feed"))
 		return false;
 	owner_run(&plan,
 			  "SELECT EXISTS (SELECT 1 FROM contcount.counter_grant g "

@@ -60,8 +60,7 @@
 bool
 source_blocks_installed(void)
 {
-	return get_attnum(get_relname_relid("source", get_namespace_oid("contcount", false)),
-					  "block_length") != InvalidAttrNumber;
+	return contcount_has_column("source", "block_length");
 }
 
 void

@@ -104,15 +104,13 @@ feed_trigger_name(const char *source)
 bool
 source_feed_installed(void)
 {
-	return get_attnum(get_relname_relid("counter_unit", get_namespace_oid("contcount", false)),
-					  "unit_digest") != InvalidAttrNumber;
+	return contcount_has_column("counter_unit", "unit_digest");
 }
 
 bool
 counter_sources_installed(void)
 {
-	return get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)),
-					  "source") != InvalidAttrNumber;
+	return contcount_has_column("counter", "source");
 }
 
 /* The table, quoted and schema-qualified, or NULL if it is gone. */
