@@ -849,6 +849,68 @@ counter_finished_error(const char *name, int64 id)
 			 errmsg("counter \"%s\" has reached its horizon and releases no more", name)));
 }
 
+/* What tick() sees of a counter's slot, copied under the lock. */
+typedef struct TickView
+{
+	bool		done;			/* the step it asked for is closed */
+	bool		finished;
+	int64		steps;
+	int			refused_code;
+	bool		refused_copy;
+	char		refused_message[sizeof(((CounterSlot *) NULL)->refused_message)];
+	char		refused_detail[sizeof(((CounterSlot *) NULL)->refused_detail)];
+} TickView;
+
+/*
+ * Look at counter id's slot (*slot, found and asked for a step, *target,
+ * the first time; NULL again if the counter was dropped meanwhile), or ask
+ * the worker to reload if it has none yet.
+ */
+static void
+look_at_slot(CounterShared *cs, int64 id, CounterSlot **slot, uint64 *target, TickView *view)
+{
+	memset(view, 0, sizeof(*view));
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	if (*slot == NULL)
+	{
+		for (int i = 0; i < cs->nslots && *slot == NULL; i++)
+			if (cs->slots[i].id == id)
+				*slot = &cs->slots[i];
+		if (*slot != NULL)
+			*target = ++(*slot)->ticks_requested;
+		else
+			cs->reload_requested = true;
+	}
+	if (*slot != NULL && (*slot)->id != id)
+		*slot = NULL;			/* dropped meanwhile */
+	if (*slot != NULL)
+	{
+		view->done = (*slot)->ticks_done >= *target;
+		view->finished = (*slot)->finished;
+		view->steps = (*slot)->steps;
+		view->refused_code = (*slot)->refused_code;
+		view->refused_copy = (*slot)->refused_copy;
+		memcpy(view->refused_message, (*slot)->refused_message, sizeof(view->refused_message));
+		memcpy(view->refused_detail, (*slot)->refused_detail, sizeof(view->refused_detail));
+	}
+	LWLockRelease(cs->lock);
+}
+
+/* The worker answered, but a ledger refused to pay: its error, for tick(). */
+static void
+raise_refusal(const char *name, const TickView *view)
+{
+	ereport(ERROR,
+			(errcode(view->refused_code),
+			 errmsg("%s", view->refused_message),
+			 view->refused_detail[0] ? errdetail("%s", view->refused_detail) : 0,
+			 view->refused_copy ?
+			 errcontext("counter \"%s\" was copied from another database or cluster, "
+						"and takes no step until its ledger pays its epsilon (or rho) again", name) :
+			 errcontext("counter \"%s\" takes no step until the blocks of its next step are paid",
+						name)));
+}
+
 PG_FUNCTION_INFO_V1(contcount_tick);
 Datum
 contcount_tick(PG_FUNCTION_ARGS)
@@ -871,51 +933,16 @@ contcount_tick(PG_FUNCTION_ARGS)
 	ConditionVariablePrepareToSleep(&cs->step_closed);
 	for (;;)
 	{
-		bool		done = false;
-		bool		finished = false;
-		int			refused_code = 0;
-		bool		refused_copy = false;
-		char		refused_message[sizeof(slot->refused_message)];
-		char		refused_detail[sizeof(slot->refused_detail)];
+		TickView	view;
 
-		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
-		if (slot == NULL)
-		{
-			for (int i = 0; i < cs->nslots && slot == NULL; i++)
-				if (cs->slots[i].id == row.id)
-					slot = &cs->slots[i];
-			if (slot != NULL)
-				target = ++slot->ticks_requested;
-			else
-				cs->reload_requested = true;
-		}
-		if (slot != NULL && slot->id != row.id)
-			slot = NULL;		/* dropped meanwhile */
+		look_at_slot(cs, row.id, &slot, &target, &view);
 		if (slot != NULL)
-		{
-			done = slot->ticks_done >= target;
-			finished = slot->finished;
-			steps = slot->steps;
-			refused_code = slot->refused_code;
-			refused_copy = slot->refused_copy;
-			memcpy(refused_message, slot->refused_message, sizeof(refused_message));
-			memcpy(refused_detail, slot->refused_detail, sizeof(refused_detail));
-		}
-		LWLockRelease(cs->lock);
-		if (finished)
+			steps = view.steps;
+		if (view.finished)
 			counter_finished_error(name, row.id);
-		/* the worker answered, but a ledger refused to pay */
-		if (done && refused_code != 0)
-			ereport(ERROR,
-					(errcode(refused_code),
-					 errmsg("%s", refused_message),
-					 refused_detail[0] ? errdetail("%s", refused_detail) : 0,
-					 refused_copy ?
-					 errcontext("counter \"%s\" was copied from another database or cluster, "
-								"and takes no step until its ledger pays its epsilon (or rho) again", name) :
-					 errcontext("counter \"%s\" takes no step until the blocks of its next step are paid",
-								name)));
-		if (done)
+		if (view.done && view.refused_code != 0)
+			raise_refusal(name, &view);
+		if (view.done)
 			break;
 		if (GetCurrentTimestamp() > deadline)
 			ereport(ERROR,
