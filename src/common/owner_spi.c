@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "storage/procarray.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -157,4 +158,11 @@ owner_read_committed(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *ty
 					 const Datum *values, const char *nulls)
 {
 	run(plan, sql, nargs, types, values, nulls, SPI_OK_SELECT, false);
+}
+
+bool
+contcount_has_column(const char *table, const char *column)
+{
+	return get_attnum(get_relname_relid(table, get_namespace_oid("contcount", false)),
+					  column) != InvalidAttrNumber;
 }

@@ -59,4 +59,11 @@ extern void owner_read_committed(SPIPlanPtr *plan, const char *sql, int nargs,
  */
 extern Portal owner_open_cursor(SPIPlanPtr plan, const Datum *values);
 
+/*
+ * Has contcount's table this column?  A database not yet updated (ALTER
+ * EXTENSION UPDATE) lacks the columns of later versions, and each caller
+ * asks for the one its feature came with.
+ */
+extern bool contcount_has_column(const char *table, const char *column);
+
 #endif							/* CONTCOUNT_OWNER_SPI_H */

@@ -117,8 +117,7 @@ may_feed(int64 counter, Oid role)
 	bool		isnull;
 
 	/* a database still at 0.1 (until ALTER EXTENSION UPDATE) has no feed grants */
-	if (get_attnum(get_relname_relid("counter_grant", get_namespace_oid("contcount", false)),
-				   "feed") == InvalidAttrNumber)
+	if (!contcount_has_column("counter_grant", "feed"))
 		return false;
 	owner_run(&plan,
 			  "SELECT EXISTS (SELECT 1 FROM contcount.counter_grant g "
@@ -234,13 +233,6 @@ counter_place_here(CounterPlace *place)
 	return true;
 }
 
-bool
-counter_sources_installed(void)
-{
-	return get_attnum(get_relname_relid("counter", get_namespace_oid("contcount", false)),
-					  "source") != InvalidAttrNumber;
-}
-
 /*
  * Refuse (22008) a step whose schedule, from now (the counter's started_at),
  * ends beyond the timestamps: the end of its last step, or for a counter
@@ -329,20 +321,212 @@ require_counter_room(Oid caller)
 }
 
 /*
+ * A counter over a protected source takes its sensitivity from the source's
+ * max_rows (what one unit adds to the whole stream is the source's to say),
+ * and a step over blocks pays the blocks it may count, at most all of them:
+ * checked here, with the source's bounds read into bounds.
+ */
+static void
+bound_by_source(const char *source, int64 step, SpecArgs *args, SourceBounds *bounds)
+{
+	if (args->field[SPEC_SENSITIVITY].isnull ||
+		DatumGetInt64(args->field[SPEC_SENSITIVITY].value) != SPEC_DEFAULT_SENSITIVITY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a counter over a protected source takes its sensitivity from the source's max_rows")));
+	source_for_counter(source, bounds);
+	args->field[SPEC_SENSITIVITY].value = Int64GetDatum(bounds->max_rows);
+	if (bounds->blocks.length > 0 && step / bounds->blocks.length + 2 > contcount_max_blocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a step of a counter touches at most contcount.max_blocks = %d blocks",
+						contcount_max_blocks),
+				 errhint("Take a shorter step.")));
+}
+
+/* A new counter's id: random, positive and never 0 (a free slot). */
+static int64
+new_counter_id(void)
+{
+	uint64		id;
+
+	if (!pg_strong_random(&id, sizeof(id)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random counter id")));
+	return (int64) (id >> 1) | 1;
+}
+
+/* The values of a new counter's row, in the order INSERT_PLACED takes them. */
+typedef struct NewCounter
+{
+	Datum		values[17];
+	char		nulls[17];
+} NewCounter;
+
+/* The counter's row from its parameters, with its state before any step. */
+static void
+fill_new_counter(NewCounter *row, const char *name, const SpecArgs *args,
+				 const cc_params *params, Datum step)
+{
+	cc_state   *state = palloc(cc_state_size(params));
+	bytea	   *blob;
+
+	cc_state_init(state, params);
+	blob = palloc(VARHDRSZ + cc_state_bytes(state));
+	SET_VARSIZE(blob, VARHDRSZ + cc_state_bytes(state));
+	memcpy(VARDATA(blob), state, cc_state_bytes(state));
+
+	row->values[0] = Int64GetDatum(new_counter_id());
+	row->values[1] = CStringGetTextDatum(name);
+	row->values[2] = CStringGetTextDatum(cc_kind_name(params->kind));
+	row->values[3] = Float8GetDatum((double) params->epsilon_units / (double) CC_EPSILON_UNITS_PER_ONE);
+	row->values[16] = Float8GetDatum((double) params->rho_units / (double) CC_RHO_UNITS_PER_ONE);
+	row->values[4] = Int64GetDatum(params->horizon);
+	row->values[5] = Int64GetDatum(params->block);
+	row->values[6] = Int64GetDatum(params->sensitivity);
+	row->values[7] = Float8GetDatum(params->beta);
+	row->values[8] = args->field[SPEC_LEDGER].value;
+	row->values[9] = step;
+	row->values[10] = PointerGetDatum(blob);
+	memset(row->nulls, ' ', sizeof(row->nulls));
+	row->nulls[3] = params->privacy == CC_PURE ? ' ' : 'n';
+	row->nulls[16] = params->privacy == CC_ZCDP ? ' ' : 'n';
+	row->nulls[4] = params->has_horizon ? ' ' : 'n';
+	row->nulls[5] = params->has_block ? ' ' : 'n';
+	row->nulls[8] = args->field[SPEC_LEDGER].isnull ? 'n' : ' ';
+}
+
+/*
+ * The ledger creation charges (the one named, or contcount.ledger), which a
+ * copy of the counter pays again before its next step.  The setting's value
+ * is recorded because the worker, charging for a copy, cannot see this
+ * session's.  NULL: the server's default.
+ */
+static const char *
+ledger_to_record(const SpecArgs *args)
+{
+	const char *charged = spec_ledger(args);
+	const char *setting = settings_ledger();
+
+	if (charged == NULL && setting != NULL && setting[0] != '\0')
+		charged = setting;
+	return charged;
+}
+
+/*
+ * Insert the counter's row, owned by the caller, with where its state lives
+ * (a database not yet updated to 0.3 has no place; one before 0.5 no rho).
+ * The row first: a session creating the same name waits here until this
+ * transaction ends, and is then refused (42710) before it pays anything.
+ */
+static void
+insert_counter(NewCounter *row, const char *name, const char *charged, bool has_rho)
+{
+	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr placed_plan = NULL;
+	static SPIPlanPtr rho_plan = NULL;
+	Oid			types[17] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
+	INT8OID, FLOAT8OID, TEXTOID, INTERVALOID, BYTEAOID, OIDOID,
+	INT8OID, OIDOID, OIDOID, TEXTOID, FLOAT8OID};
+	CounterPlace place;
+	OwnerScope	scope;
+
+	owner_begin(&scope);
+	row->values[11] = ObjectIdGetDatum(scope.caller);
+	if (counter_place_here(&place))
+	{
+		row->values[12] = Int64GetDatum(place.system);
+		row->values[13] = ObjectIdGetDatum(place.database);
+		row->values[14] = ObjectIdGetDatum(place.table);
+		row->values[15] = charged ? CStringGetTextDatum(charged) : (Datum) 0;
+		row->nulls[15] = charged ? ' ' : 'n';
+		owner_run(has_rho ? &rho_plan : &placed_plan,
+				  has_rho ? INSERT_PLACED(", rho", ", $17") : INSERT_PLACED("", ""),
+				  has_rho ? 17 : 16, types, row->values, row->nulls, SPI_OK_INSERT);
+	}
+	else
+		owner_run(&plan,
+				  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
+				  "sensitivity, beta, ledger, step, state, owner, started_at) "
+				  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now()) "
+				  "ON CONFLICT (name) DO NOTHING",
+				  12, types, row->values, row->nulls, SPI_OK_INSERT);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("counter \"%s\" already exists", name)));
+	require_counter_room(scope.caller);
+	owner_end(&scope);
+}
+
+/*
+ * Record the source a counter counts.  With blocks, also the blocks of its
+ * first step (into first_run), from the block of the counter's start (now(),
+ * as started_at): the counter counts rows timed in them, and pays for them.
+ */
+static void
+attach_source(int64 id, const char *source, const SourceBounds *bounds, int64 step,
+			  StoreBlockRun *first_run)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[4] = {INT8OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[4] = {Int64GetDatum(id), CStringGetTextDatum(source)};
+	char		nulls[4] = {' ', ' ', 'n', 'n'};
+	OwnerScope	scope;
+
+	if (bounds->blocks.length > 0)
+	{
+		TimestampTz started_at = GetCurrentTransactionStartTimestamp();
+
+		source_blocks_counter_run(bounds->blocks.length,
+								  source_blocks_start(started_at, bounds->blocks.length),
+								  started_at + step, first_run);
+		values[2] = TimestampTzGetDatum(first_run->first);
+		values[3] = TimestampTzGetDatum(first_run->first + first_run->count * first_run->length);
+		nulls[2] = nulls[3] = ' ';
+	}
+	owner_begin(&scope);
+	owner_run(&plan, "UPDATE contcount.counter SET source = $2, blocks_from = $3, "
+			  "blocks_until = $4 WHERE id OPERATOR(pg_catalog.=) $1",
+			  4, types, values, nulls, SPI_OK_UPDATE);
+	owner_end(&scope);
+}
+
+/*
+ * The whole continual release is paid for now, once (from a source: to the
+ * team's ledger and to the data's, or with blocks to the blocks of its
+ * first step; the worker pays each later block as the counter's clock
+ * enters it).  If the charge is refused, the error takes the row back.
+ */
+static void
+charge_creation(const SpecArgs *args, const cc_params *params, const char *source,
+				const SourceBounds *bounds, const StoreBlockRun *first_run)
+{
+	if (source != NULL && bounds->blocks.length > 0)
+		ledger_charge_blocks(spec_ledger(args), bounds->ledger, cc_params_cost(params),
+							 "create_counter", first_run, bounds->blocks.budget_units);
+	else if (source != NULL)
+		ledger_charge_source(spec_ledger(args), bounds->ledger,
+							 cc_params_cost(params), "create_counter");
+	else
+		ledger_charge(spec_ledger(args), cc_params_cost(params), "create_counter");
+}
+
+/*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
  * beta, ledger, objective, source, rho): with a protected source, the
  * counter counts its table's inserts, at most max_rows a unit, and its noise
  * and charges are those of a release from the source (source_counter.c).  A
  * zCDP mechanism takes rho in place of epsilon; the table keeps the one the
- * counter is charged (rho only from 0.5, where the function has it).
+ * counter is charged (rho only from 0.5, where the function has it).  The
+ * source's trigger (made by protect_table) finds the counter once it is
+ * committed: nothing here locks the source's table.
  */
 PG_FUNCTION_INFO_V1(contcount_create_counter);
 Datum
 contcount_create_counter(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plan = NULL;
-	static SPIPlanPtr placed_plan = NULL;
-	static SPIPlanPtr rho_plan = NULL;
 	static const int argno[SPEC_NFIELDS] = {
 		[SPEC_NAME] = 2,
 		[SPEC_EPSILON] = 1,
@@ -356,20 +540,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	char	   *name = name_arg(fcinfo, 0);
 	SpecArgs	args;
 	cc_params	params;
-	cc_state   *state;
-	OwnerScope	scope;
-	uint64		id;
-	Oid			types[17] = {INT8OID, TEXTOID, TEXTOID, FLOAT8OID, INT8OID, INT8OID,
-	INT8OID, FLOAT8OID, TEXTOID, INTERVALOID, BYTEAOID, OIDOID,
-	INT8OID, OIDOID, OIDOID, TEXTOID, FLOAT8OID};
-	Datum		values[17];
-	char		nulls[17];
-	/* the table has rho where the function has it: both came with 0.5 */
-	bool		has_rho = PG_NARGS() > argno[SPEC_RHO];
-	bytea	   *blob;
-	CounterPlace place;
-	const char *charged;
-	const char *setting;
+	NewCounter	row;
+	int64		step;
 	char	   *source = PG_NARGS() > 10 && !PG_ARGISNULL(10) ?
 		TextDatumGetCString(PG_GETARG_DATUM(10)) : NULL;
 	SourceBounds bounds;
@@ -380,149 +552,21 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("step must not be null")));
-	step_usecs(PG_GETARG_INTERVAL_P(4));
+	step = step_usecs(PG_GETARG_INTERVAL_P(4));
 	spec_from_call(fcinfo, argno, &args);
 	spec_objective_from_call(fcinfo, 9, &args);
 	if (source != NULL)
-	{
-		/* what one unit adds to the whole stream is the source's to say */
-		if (args.field[SPEC_SENSITIVITY].isnull ||
-			DatumGetInt64(args.field[SPEC_SENSITIVITY].value) != SPEC_DEFAULT_SENSITIVITY)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a counter over a protected source takes its sensitivity from the source's max_rows")));
-		source_for_counter(source, &bounds);
-		args.field[SPEC_SENSITIVITY].value = Int64GetDatum(bounds.max_rows);
-		/* each step pays the blocks it may count, at most all of them */
-		if (bounds.blocks.length > 0 &&
-			step_usecs(PG_GETARG_INTERVAL_P(4)) / bounds.blocks.length + 2 > contcount_max_blocks)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("a step of a counter touches at most contcount.max_blocks = %d blocks",
-							contcount_max_blocks),
-					 errhint("Take a shorter step.")));
-	}
+		bound_by_source(source, step, &args, &bounds);
 	spec_to_params(&args, &params);
-	check_schedule(step_usecs(PG_GETARG_INTERVAL_P(4)), &params);
+	check_schedule(step, &params);
 	spec_notice_choice(&args, &params);
 
-	state = palloc(cc_state_size(&params));
-	cc_state_init(state, &params);
-	blob = palloc(VARHDRSZ + cc_state_bytes(state));
-	SET_VARSIZE(blob, VARHDRSZ + cc_state_bytes(state));
-	memcpy(VARDATA(blob), state, cc_state_bytes(state));
-	if (!pg_strong_random(&id, sizeof(id)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate a random counter id")));
-
-	values[0] = Int64GetDatum((int64) (id >> 1) | 1);
-	values[1] = CStringGetTextDatum(name);
-	values[2] = CStringGetTextDatum(cc_kind_name(params.kind));
-	values[3] = Float8GetDatum((double) params.epsilon_units / (double) CC_EPSILON_UNITS_PER_ONE);
-	values[16] = Float8GetDatum((double) params.rho_units / (double) CC_RHO_UNITS_PER_ONE);
-	values[4] = Int64GetDatum(params.horizon);
-	values[5] = Int64GetDatum(params.block);
-	values[6] = Int64GetDatum(params.sensitivity);
-	values[7] = Float8GetDatum(params.beta);
-	values[8] = args.field[SPEC_LEDGER].value;
-	values[9] = PG_GETARG_DATUM(4);
-	values[10] = PointerGetDatum(blob);
-	memset(nulls, ' ', sizeof(nulls));
-	nulls[3] = params.privacy == CC_PURE ? ' ' : 'n';
-	nulls[16] = params.privacy == CC_ZCDP ? ' ' : 'n';
-	nulls[4] = params.has_horizon ? ' ' : 'n';
-	nulls[5] = params.has_block ? ' ' : 'n';
-	nulls[8] = args.field[SPEC_LEDGER].isnull ? 'n' : ' ';
-
-	/*
-	 * Where the state lives, and the ledger the charge below goes to (the
-	 * one named, or contcount.ledger): a copy of the counter pays the same
-	 * ledger again before its next step.  The setting's value is recorded
-	 * because the worker, charging for a copy, cannot see this session's.
-	 */
-	charged = spec_ledger(&args);
-	setting = settings_ledger();
-	if (charged == NULL && setting != NULL && setting[0] != '\0')
-		charged = setting;
-
-	/*
-	 * The row first: a session creating the same name waits here until this
-	 * transaction ends, and is then refused before it pays anything.
-	 */
-	owner_begin(&scope);
-	values[11] = ObjectIdGetDatum(scope.caller);
-	if (counter_place_here(&place))
-	{
-		values[12] = Int64GetDatum(place.system);
-		values[13] = ObjectIdGetDatum(place.database);
-		values[14] = ObjectIdGetDatum(place.table);
-		values[15] = charged ? CStringGetTextDatum(charged) : (Datum) 0;
-		nulls[15] = charged ? ' ' : 'n';
-		owner_run(has_rho ? &rho_plan : &placed_plan,
-				  has_rho ? INSERT_PLACED(", rho", ", $17") : INSERT_PLACED("", ""),
-				  has_rho ? 17 : 16, types, values, nulls, SPI_OK_INSERT);
-	}
-	else
-		owner_run(&plan,
-				  "INSERT INTO contcount.counter (id, name, mechanism, epsilon, horizon, block, "
-				  "sensitivity, beta, ledger, step, state, owner, started_at) "
-				  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, pg_catalog.now()) "
-				  "ON CONFLICT (name) DO NOTHING",
-				  12, types, values, nulls, SPI_OK_INSERT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("counter \"%s\" already exists", name)));
-	require_counter_room(scope.caller);
-	owner_end(&scope);
-
+	fill_new_counter(&row, name, &args, &params, PG_GETARG_DATUM(4));
+	/* the table has rho where the function has it: both came with 0.5 */
+	insert_counter(&row, name, ledger_to_record(&args), PG_NARGS() > argno[SPEC_RHO]);
 	if (source != NULL)
-	{
-		static SPIPlanPtr source_plan = NULL;
-		Oid			source_types[4] = {INT8OID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-		Datum		source_values[4] = {values[0], CStringGetTextDatum(source)};
-		char		source_nulls[4] = {' ', ' ', 'n', 'n'};
-
-		/*
-		 * With blocks, the blocks of the first step, from the block of the
-		 * counter's start (now(), as started_at): the counter counts rows
-		 * timed in them, and pays for them below.
-		 */
-		if (bounds.blocks.length > 0)
-		{
-			TimestampTz started_at = GetCurrentTransactionStartTimestamp();
-
-			source_blocks_counter_run(bounds.blocks.length,
-									  source_blocks_start(started_at, bounds.blocks.length),
-									  started_at + step_usecs(PG_GETARG_INTERVAL_P(4)), &first_run);
-			source_values[2] = TimestampTzGetDatum(first_run.first);
-			source_values[3] = TimestampTzGetDatum(first_run.first + first_run.count * first_run.length);
-			source_nulls[2] = source_nulls[3] = ' ';
-		}
-		owner_begin(&scope);
-		owner_run(&source_plan, "UPDATE contcount.counter SET source = $2, blocks_from = $3, "
-				  "blocks_until = $4 WHERE id OPERATOR(pg_catalog.=) $1",
-				  4, source_types, source_values, source_nulls, SPI_OK_UPDATE);
-		owner_end(&scope);
-	}
-
-	/*
-	 * The whole continual release is paid for now, once (from a source: to
-	 * the team's ledger and to the data's, or with blocks to the blocks of
-	 * its first step; the worker pays each later block as the counter's
-	 * clock enters it).  If the charge is refused, the error takes the row
-	 * back.  The source's trigger (made by protect_table) finds the counter
-	 * once it is committed: nothing here locks the source's table.
-	 */
-	if (source != NULL && bounds.blocks.length > 0)
-		ledger_charge_blocks(spec_ledger(&args), bounds.ledger, cc_params_cost(&params),
-							 "create_counter", &first_run, bounds.blocks.budget_units);
-	else if (source != NULL)
-		ledger_charge_source(spec_ledger(&args), bounds.ledger,
-							 cc_params_cost(&params), "create_counter");
-	else
-		ledger_charge(spec_ledger(&args), cc_params_cost(&params), "create_counter");
+		attach_source(DatumGetInt64(row.values[0]), source, &bounds, step, &first_run);
+	charge_creation(&args, &params, source, &bounds, &first_run);
 	counter_shmem_wake_worker(true);
 	PG_RETURN_VOID();
 }
@@ -805,6 +849,68 @@ counter_finished_error(const char *name, int64 id)
 			 errmsg("counter \"%s\" has reached its horizon and releases no more", name)));
 }
 
+/* What tick() sees of a counter's slot, copied under the lock. */
+typedef struct TickView
+{
+	bool		done;			/* the step it asked for is closed */
+	bool		finished;
+	int64		steps;
+	int			refused_code;
+	bool		refused_copy;
+	char		refused_message[sizeof(((CounterSlot *) NULL)->refused_message)];
+	char		refused_detail[sizeof(((CounterSlot *) NULL)->refused_detail)];
+} TickView;
+
+/*
+ * Look at counter id's slot (*slot, found and asked for a step, *target,
+ * the first time; NULL again if the counter was dropped meanwhile), or ask
+ * the worker to reload if it has none yet.
+ */
+static void
+look_at_slot(CounterShared *cs, int64 id, CounterSlot **slot, uint64 *target, TickView *view)
+{
+	memset(view, 0, sizeof(*view));
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	if (*slot == NULL)
+	{
+		for (int i = 0; i < cs->nslots && *slot == NULL; i++)
+			if (cs->slots[i].id == id)
+				*slot = &cs->slots[i];
+		if (*slot != NULL)
+			*target = ++(*slot)->ticks_requested;
+		else
+			cs->reload_requested = true;
+	}
+	if (*slot != NULL && (*slot)->id != id)
+		*slot = NULL;			/* dropped meanwhile */
+	if (*slot != NULL)
+	{
+		view->done = (*slot)->ticks_done >= *target;
+		view->finished = (*slot)->finished;
+		view->steps = (*slot)->steps;
+		view->refused_code = (*slot)->refused_code;
+		view->refused_copy = (*slot)->refused_copy;
+		memcpy(view->refused_message, (*slot)->refused_message, sizeof(view->refused_message));
+		memcpy(view->refused_detail, (*slot)->refused_detail, sizeof(view->refused_detail));
+	}
+	LWLockRelease(cs->lock);
+}
+
+/* The worker answered, but a ledger refused to pay: its error, for tick(). */
+static void
+raise_refusal(const char *name, const TickView *view)
+{
+	ereport(ERROR,
+			(errcode(view->refused_code),
+			 errmsg("%s", view->refused_message),
+			 view->refused_detail[0] ? errdetail("%s", view->refused_detail) : 0,
+			 view->refused_copy ?
+			 errcontext("counter \"%s\" was copied from another database or cluster, "
+						"and takes no step until its ledger pays its epsilon (or rho) again", name) :
+			 errcontext("counter \"%s\" takes no step until the blocks of its next step are paid",
+						name)));
+}
+
 PG_FUNCTION_INFO_V1(contcount_tick);
 Datum
 contcount_tick(PG_FUNCTION_ARGS)
@@ -827,51 +933,16 @@ contcount_tick(PG_FUNCTION_ARGS)
 	ConditionVariablePrepareToSleep(&cs->step_closed);
 	for (;;)
 	{
-		bool		done = false;
-		bool		finished = false;
-		int			refused_code = 0;
-		bool		refused_copy = false;
-		char		refused_message[sizeof(slot->refused_message)];
-		char		refused_detail[sizeof(slot->refused_detail)];
+		TickView	view;
 
-		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
-		if (slot == NULL)
-		{
-			for (int i = 0; i < cs->nslots && slot == NULL; i++)
-				if (cs->slots[i].id == row.id)
-					slot = &cs->slots[i];
-			if (slot != NULL)
-				target = ++slot->ticks_requested;
-			else
-				cs->reload_requested = true;
-		}
-		if (slot != NULL && slot->id != row.id)
-			slot = NULL;		/* dropped meanwhile */
+		look_at_slot(cs, row.id, &slot, &target, &view);
 		if (slot != NULL)
-		{
-			done = slot->ticks_done >= target;
-			finished = slot->finished;
-			steps = slot->steps;
-			refused_code = slot->refused_code;
-			refused_copy = slot->refused_copy;
-			memcpy(refused_message, slot->refused_message, sizeof(refused_message));
-			memcpy(refused_detail, slot->refused_detail, sizeof(refused_detail));
-		}
-		LWLockRelease(cs->lock);
-		if (finished)
+			steps = view.steps;
+		if (view.finished)
 			counter_finished_error(name, row.id);
-		/* the worker answered, but a ledger refused to pay */
-		if (done && refused_code != 0)
-			ereport(ERROR,
-					(errcode(refused_code),
-					 errmsg("%s", refused_message),
-					 refused_detail[0] ? errdetail("%s", refused_detail) : 0,
-					 refused_copy ?
-					 errcontext("counter \"%s\" was copied from another database or cluster, "
-								"and takes no step until its ledger pays its epsilon (or rho) again", name) :
-					 errcontext("counter \"%s\" takes no step until the blocks of its next step are paid",
-								name)));
-		if (done)
+		if (view.done && view.refused_code != 0)
+			raise_refusal(name, &view);
+		if (view.done)
 			break;
 		if (GetCurrentTimestamp() > deadline)
 			ereport(ERROR,

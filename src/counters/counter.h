@@ -35,18 +35,6 @@ typedef struct CounterPlace
  */
 extern bool counter_place_here(CounterPlace *place);
 
-/*
- * Can counters count protected sources here?  Not in a database not yet
- * updated to 0.5.
- */
-extern bool counter_sources_installed(void);
-
-/* Count rows inserted by this (sub)transaction, committed with it. */
-extern void counter_count_rows(int64 counter, int64 rows);
-
-/* Buffer and write the triggers' counts with the transaction; from _PG_init. */
-extern void counter_trigger_install(void);
-
 /* The background worker that closes steps; from _PG_init. */
 extern void counter_worker_register(void);
 

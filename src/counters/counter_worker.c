@@ -74,6 +74,7 @@
 #include "counters/counter.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
+#include "sources/source.h"
 #include "sources/source_blocks.h"
 
 /* Reload the counters at least this often, in case a wake-up was missed. */
@@ -186,6 +187,80 @@ sweep_units(void)
 		elog(ERROR, "could not sweep the units of dropped counters");
 }
 
+/* Free the slots of counters no longer in contcount.counter (SPI's result). */
+static void
+free_gone_slots(CounterShared *cs)
+{
+	for (int i = 0; i < cs->nslots; i++)
+	{
+		bool		present = false;
+
+		for (uint64 r = 0; r < SPI_processed && !present; r++)
+		{
+			bool		isnull;
+
+			present = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+												  1, &isnull)) == cs->slots[i].id;
+		}
+		if (!present)
+			cs->slots[i].id = 0;
+	}
+}
+
+/*
+ * Give the counter of a row of contcount.counter a slot, unless it has one,
+ * was dropped since it was read, or its state is damaged (a warning).
+ * False, with a warning, if no slot is free.
+ */
+static bool
+load_slot(CounterShared *cs, HeapTuple tuple, TupleDesc desc)
+{
+	bool		isnull;
+	int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	bytea	   *state;
+	CounterSlot *slot = NULL;
+	CounterSlot *free_slot = NULL;
+
+	for (int i = 0; i < cs->nslots; i++)
+	{
+		if (cs->slots[i].id == id)
+			slot = &cs->slots[i];
+		else if (cs->slots[i].id == 0 && free_slot == NULL)
+			free_slot = &cs->slots[i];
+	}
+	if (slot != NULL || counter_shmem_dropped(cs, id))
+		return true;			/* current already, or dropped since we read */
+	if (free_slot == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("more counters than contcount.max_counters = %d; some get no steps",
+						cs->nslots)));
+		return false;
+	}
+	state = DatumGetByteaPP(SPI_getbinval(tuple, desc, 7, &isnull));
+	if (!cc_state_valid(VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state)))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the state of counter %s is damaged; it gets no steps",
+						SPI_getvalue(tuple, desc, 2))));
+		return true;
+	}
+	slot = free_slot;
+	memset(slot, 0, sizeof(*slot));
+	slot->id = id;
+	strlcpy(slot->name, SPI_getvalue(tuple, desc, 2), NAMEDATALEN);
+	slot->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &isnull));
+	slot->finished = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
+	slot->steps = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
+	slot->started_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
+	slot->step_usecs = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &isnull));
+	slot->state_bytes = VARSIZE_ANY_EXHDR(state);
+	memcpy(slot->state, VARDATA_ANY(state), slot->state_bytes);
+	return true;
+}
+
 /* Bring the slots in line with contcount.counter, as committed. */
 static void
 load_counters(CounterShared *cs)
@@ -202,68 +277,16 @@ load_counters(CounterShared *cs)
 
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
 	cs->reload_requested = false;
-	for (int i = 0; i < cs->nslots; i++)
+	if (installed)
 	{
-		bool		present = false;
-
-		for (uint64 r = 0; installed && r < SPI_processed && !present; r++)
-		{
-			bool		isnull;
-
-			present = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
-												  1, &isnull)) == cs->slots[i].id;
-		}
-		if (!present)
-			cs->slots[i].id = 0;
+		free_gone_slots(cs);
+		for (uint64 r = 0; r < SPI_processed; r++)
+			if (!load_slot(cs, SPI_tuptable->vals[r], SPI_tuptable->tupdesc))
+				break;
 	}
-	for (uint64 r = 0; installed && r < SPI_processed; r++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[r];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-		bytea	   *state;
-		CounterSlot *slot = NULL;
-		CounterSlot *free_slot = NULL;
-
+	else
 		for (int i = 0; i < cs->nslots; i++)
-		{
-			if (cs->slots[i].id == id)
-				slot = &cs->slots[i];
-			else if (cs->slots[i].id == 0 && free_slot == NULL)
-				free_slot = &cs->slots[i];
-		}
-		if (slot != NULL || counter_shmem_dropped(cs, id))
-			continue;			/* current already, or dropped since we read */
-		if (free_slot == NULL)
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("more counters than contcount.max_counters = %d; some get no steps",
-							cs->nslots)));
-			break;
-		}
-		state = DatumGetByteaPP(SPI_getbinval(tuple, desc, 7, &isnull));
-		if (!cc_state_valid(VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state)))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the state of counter %s is damaged; it gets no steps",
-							SPI_getvalue(tuple, desc, 2))));
-			continue;
-		}
-		slot = free_slot;
-		memset(slot, 0, sizeof(*slot));
-		slot->id = id;
-		strlcpy(slot->name, SPI_getvalue(tuple, desc, 2), NAMEDATALEN);
-		slot->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &isnull));
-		slot->finished = DatumGetBool(SPI_getbinval(tuple, desc, 3, &isnull));
-		slot->steps = DatumGetInt64(SPI_getbinval(tuple, desc, 4, &isnull));
-		slot->started_at = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 5, &isnull));
-		slot->step_usecs = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &isnull));
-		slot->state_bytes = VARSIZE_ANY_EXHDR(state);
-		memcpy(slot->state, VARDATA_ANY(state), slot->state_bytes);
-	}
+			cs->slots[i].id = 0;
 	LWLockRelease(cs->lock);
 	if (installed)
 		sweep_units();
@@ -538,45 +561,105 @@ copied_source(int64 id, const char *name, CopiedSource *source)
 }
 
 /*
- * Close the next step of one counter, in a transaction of its own.  Returns
- * false if the counter is gone or finished.
+ * One step of one counter, as close_step takes it: the counter as read
+ * (FOR UPDATE) in the step's transaction, where its state lives (a copy
+ * pays again), the blocks it paid, and what the step released.
  */
-static bool
-close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
+typedef struct Step
 {
-	Oid			types[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(id)};
-	bool		isnull;
-	bytea	   *stored;
-	cc_state   *state;
-	int64		items = 0;
-	cc_status	status;
-	cc_release	release;
+	int64		id;
 	char		name[NAMEDATALEN];
-	/* the state, aligned for the core, and as a bytea to store */
+	Oid			owner;
+	char	   *ledger;			/* named at creation, or NULL */
+	char	   *charged;		/* the ledger creation charged, or NULL */
+	CounterPlace here;
+	bool		copied;
+	char		from[96];		/* the place its state was recorded at */
+	cc_state   *state;			/* aligned for the core, outside SPI's memory */
+	bool		has_blocks;
+	CounterBlocks paid;
+	cc_release	release;
+	char	   *refusal;		/* a block refused: this is its last step */
+	/* the refusal, kept beyond the step's transaction for the log */
+	char		refused[256];
+} Step;
+
+/* The slot of counter id, or NULL if it has none.  Under cs->lock. */
+static CounterSlot *
+slot_of(CounterShared *cs, int64 id)
+{
+	for (int i = 0; i < cs->nslots; i++)
+		if (cs->slots[i].id == id)
+			return &cs->slots[i];
+	return NULL;
+}
+
+/*
+ * Where a counter's state was recorded, from its row: a copy if that is not
+ * here.  A place not recorded (a counter restored from a dump of 0.2) is not
+ * known to be here: it is a copy.
+ */
+static void
+read_place(Step *step, HeapTuple tuple, TupleDesc desc)
+{
+	bool		isnull;
+	bool		system_null,
+				database_null,
+				table_null;
+	int64		system = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &system_null));
+	Oid			database = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &database_null));
+	Oid			table = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &table_null));
+
+	step->owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
+	step->ledger = SPI_getvalue(tuple, desc, 4);
+	step->charged = SPI_getvalue(tuple, desc, 5);
+	step->copied = system_null || database_null || table_null ||
+		system != step->here.system || database != step->here.database ||
+		table != step->here.table;
+	if (!system_null && !database_null && !table_null)
+		snprintf(step->from, sizeof(step->from), "system " INT64_FORMAT " database %u table %u",
+				 system, database, table);
+}
+
+/*
+ * The counter's state from its row, checked, in memory of its own: the
+ * step's commit frees SPI's.
+ */
+static cc_state *
+read_state(const char *name, HeapTuple tuple, TupleDesc desc)
+{
+	/* aligned for the core */
 	static union
 	{
 		char		bytes[CC_STATE_MAX_BYTES];
 		int64		align;
 	}			state_buf;
-	static char blob[VARHDRSZ + CC_STATE_MAX_BYTES];
-	CounterPlace here;
-	bool		placed;
-	bool		copied = false;
-	Oid			owner = InvalidOid;
-	char	   *ledger = NULL;
-	char	   *charged = NULL;
-	char		from[96] = "an unknown place";
-	CounterBlocks paid;
-	bool		has_blocks;
-	TimestampTz next_end;		/* of the step after this one */
-	char	   *refusal = NULL;
-	/* the refusal, kept beyond the step's transaction for the log */
-	char		refused[256];
+	bool		isnull;
+	bytea	   *stored = DatumGetByteaPP(SPI_getbinval(tuple, desc, 2, &isnull));
 
-	begin_work();
-	pgstat_report_activity(STATE_RUNNING, "closing a contcount step");
-	placed = counter_place_here(&here);
+	if (!cc_state_valid(VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the state of counter \"%s\" is damaged", name)));
+	memcpy(state_buf.bytes, VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored));
+	return (cc_state *) state_buf.bytes;
+}
+
+/*
+ * Read and lock the counter id for its step, with its state, its place and
+ * its blocks; false if it is gone or finished.
+ */
+static bool
+read_counter(Step *step, int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+	bool		placed;
+
+	memset(step, 0, sizeof(*step));
+	step->id = id;
+	strlcpy(step->from, "an unknown place", sizeof(step->from));
+	placed = counter_place_here(&step->here);
 	if (SPI_execute_with_args(placed ?
 							  "SELECT name, state, owner, ledger, charged_ledger, "
 							  "place_system, place_database, place_table FROM contcount.counter "
@@ -586,209 +669,285 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read counter " INT64_FORMAT, id);
 	if (SPI_processed == 0)
-	{
-		end_work();
 		return false;
-	}
-	strlcpy(name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), NAMEDATALEN);
+	strlcpy(step->name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), NAMEDATALEN);
 	if (placed)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		system_null,
-					database_null,
-					table_null;
-		int64		system = DatumGetInt64(SPI_getbinval(tuple, desc, 6, &system_null));
-		Oid			database = DatumGetObjectId(SPI_getbinval(tuple, desc, 7, &database_null));
-		Oid			table = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &table_null));
+		read_place(step, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
+	step->state = read_state(step->name, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
+	step->has_blocks = counter_blocks(id, step->name, &step->paid);
+	return true;
+}
 
-		owner = DatumGetObjectId(SPI_getbinval(tuple, desc, 3, &isnull));
-		ledger = SPI_getvalue(tuple, desc, 4);
-		charged = SPI_getvalue(tuple, desc, 5);
+/* The counts committed before this snapshot, and only those, taken. */
+static int64
+consume_deltas(const Step *step)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(step->id)};
+	int64		items = 0;
+	bool		isnull;
 
-		/*
-		 * A place not recorded (a counter restored from a dump of 0.2) is
-		 * not known to be here: it is a copy.
-		 */
-		copied = system_null || database_null || table_null ||
-			system != here.system || database != here.database || table != here.table;
-		if (!system_null && !database_null && !table_null)
-			snprintf(from, sizeof(from), "system " INT64_FORMAT " database %u table %u",
-					 system, database, table);
-	}
-	stored = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	if (!cc_state_valid(VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored)))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("the state of counter \"%s\" is damaged", name)));
-	/* outside SPI's memory, which the commit frees */
-	memcpy(state_buf.bytes, VARDATA_ANY(stored), VARSIZE_ANY_EXHDR(stored));
-	state = (cc_state *) state_buf.bytes;
-	has_blocks = counter_blocks(id, name, &paid);
-
-	/* the counts committed before this snapshot, and only those */
 	if (SPI_execute_with_args("DELETE FROM contcount.counter_delta "
 							  "WHERE counter_id OPERATOR(pg_catalog.=) $1 RETURNING n",
 							  1, types, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
-		elog(ERROR, "could not read the counts of counter \"%s\"", name);
+		elog(ERROR, "could not read the counts of counter \"%s\"", step->name);
 	for (uint64 r = 0; r < SPI_processed; r++)
 		if (__builtin_add_overflow(items, DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
 																	  SPI_tuptable->tupdesc, 1,
 																	  &isnull)), &items))
-			elog(ERROR, "the step of counter \"%s\" overflows", name);
+			elog(ERROR, "the step of counter \"%s\" overflows", step->name);
+	return items;
+}
 
-	status = cc_push(state, items, strong_rng());
+/*
+ * A bounded counter past its horizon stops: recorded, committed, then
+ * published.  Its last counts are dropped with the deltas.
+ */
+static void
+finish_at_horizon(CounterShared *cs, const Step *step, uint64 ticks_seen)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(step->id)};
+	CounterSlot *slot;
+
+	if (SPI_execute_with_args("UPDATE contcount.counter SET finished = true "
+							  "WHERE id OPERATOR(pg_catalog.=) $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not finish counter \"%s\"", step->name);
+	end_work();
+	ereport(LOG,
+			(errmsg("counter \"%s\" has reached its horizon of " INT64_FORMAT " steps and releases no more",
+					step->name, cc_state_params(step->state)->horizon)));
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	if ((slot = slot_of(cs, step->id)) != NULL)
+	{
+		slot->finished = true;
+		slot->ticks_done = ticks_seen;
+	}
+	LWLockRelease(cs->lock);
+	ConditionVariableBroadcast(&cs->step_closed);
+}
+
+/* Record that a copy is here now, with the step that paid for it. */
+static void
+record_place(const Step *step)
+{
+	Oid			types[4] = {INT8OID, INT8OID, OIDOID, OIDOID};
+	Datum		args[4];
+
+	args[0] = Int64GetDatum(step->id);
+	args[1] = Int64GetDatum(step->here.system);
+	args[2] = ObjectIdGetDatum(step->here.database);
+	args[3] = ObjectIdGetDatum(step->here.table);
+	if (SPI_execute_with_args("UPDATE contcount.counter SET place_system = $2, "
+							  "place_database = $3, place_table = $4 "
+							  "WHERE id OPERATOR(pg_catalog.=) $1",
+							  4, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record where counter \"%s\" is", step->name);
+}
+
+/*
+ * A copy pays before its first release here, and records that it is here,
+ * with the step: a refusal rolls the step back.
+ */
+static void
+pay_copy(const Step *step)
+{
+	char		statement[sizeof(paying_statement)];
+	CopiedSource source;
+
+	snprintf(statement, sizeof(statement),
+			 "step " INT64_FORMAT " of counter \"%s\", copied from %s to system "
+			 INT64_FORMAT " database %u table %u",
+			 step->release.t, step->name, step->from, step->here.system, step->here.database,
+			 step->here.table);
+
+	/*
+	 * contcount.ledger as the creator had it: recorded when it chose the
+	 * ledger; otherwise the owner's, which also decides, as it did for the
+	 * creator, whether a ledger named needs a grant.
+	 */
+	copied_source(step->id, step->name, &source);
+	pay_again(step->name, step->owner, step->ledger,
+			  step->ledger == NULL && step->charged != NULL ? step->charged :
+			  role_ledger_setting(step->owner),
+			  &source, step->has_blocks ? &step->paid : NULL,
+			  cc_params_cost(cc_state_params(step->state)), statement);
+	record_place(step);
+	ereport(LOG,
+			(errmsg("counter \"%s\" was copied and paid its %s again", step->name,
+					cc_state_params(step->state)->privacy == CC_ZCDP ? "rho" : "epsilon"),
+			 errdetail("Its state was at %s; it is now at system " INT64_FORMAT
+					   " database %u table %u.",
+					   step->from, step->here.system, step->here.database, step->here.table)));
+}
+
+/*
+ * Record the blocks a counter has paid up to (until), and, if a block
+ * refused (refusal not NULL), that it is finished and why.
+ */
+static void
+record_blocks(const Step *step, TimestampTz until, const char *refusal)
+{
+	Oid			types[3] = {INT8OID, TIMESTAMPTZOID, TEXTOID};
+	Datum		args[3];
+	char		nulls[3] = {' ', ' ', 'n'};
+
+	args[0] = Int64GetDatum(step->id);
+	args[1] = TimestampTzGetDatum(until);
+	if (refusal != NULL)
+	{
+		args[2] = CStringGetTextDatum(refusal);
+		nulls[2] = ' ';
+	}
+	if (SPI_execute_with_args("UPDATE contcount.counter SET blocks_until = $2, "
+							  "finished = $3 IS NOT NULL, finish_reason = $3 "
+							  "WHERE id OPERATOR(pg_catalog.=) $1",
+							  3, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the blocks of counter \"%s\"", step->name);
+}
+
+/*
+ * A counter over a source with blocks pays the blocks of its next step now,
+ * before any row timed in them can be counted (the trigger counts rows
+ * timed before blocks_until as committed): none after a bounded counter's
+ * last step.  A block that refuses stops the counter after this step, whose
+ * rows all lie in blocks it paid.
+ */
+static void
+pay_next_blocks(Step *step)
+{
+	const cc_params *params = cc_state_params(step->state);
+	TimestampTz next_end;		/* of the step after this one */
+	StoreBlockRun run;
+	char	   *refusal = NULL;
+
+	if (!step->has_blocks || (params->has_horizon && step->release.t >= params->horizon) ||
+		!step_end(step->paid.started_at, step->release.t + 1, step->paid.step_usecs, &next_end))
+		return;
+	source_blocks_counter_run(step->paid.blocks.length, step->paid.until, next_end, &run);
+	if (run.count <= 0)
+		return;
+	if (enter_blocks(step->name, step->owner, &step->paid, &run, cc_params_cost(params),
+					 step->release.t + 1, &refusal))
+		record_blocks(step, run.first + run.count * run.length, NULL);
+	else
+	{
+		record_blocks(step, step->paid.until, refusal);
+		strlcpy(step->refused, refusal, sizeof(step->refused));
+		step->refusal = step->refused;
+	}
+}
+
+/* Store the step's release and the state that produced it. */
+static void
+store_step(const Step *step)
+{
+	static char blob[VARHDRSZ + CC_STATE_MAX_BYTES];
+	Oid			types[6] = {INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BYTEAOID};
+	Datum		args[6];
+
+	args[0] = Int64GetDatum(step->id);
+	args[1] = Int64GetDatum(step->release.t);
+	args[2] = Int64GetDatum(step->release.noisy);
+	args[3] = Float8GetDatum(sqrt(step->release.variance));
+	args[4] = Float8GetDatum(step->release.bound);
+	memcpy(blob + VARHDRSZ, step->state, cc_state_bytes(step->state));
+	SET_VARSIZE(blob, VARHDRSZ + cc_state_bytes(step->state));
+	args[5] = PointerGetDatum(blob);
+	if (SPI_execute_with_args("WITH r AS (INSERT INTO contcount.counter_release "
+							  "(counter_id, t, noisy_count, stddev, bound, released_at) "
+							  "VALUES ($1, $2, $3, $4, $5, pg_catalog.now())) "
+							  "UPDATE contcount.counter SET steps = $2, state = $6 "
+							  "WHERE id OPERATOR(pg_catalog.=) $1",
+							  6, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not store the step of counter \"%s\"", step->name);
+}
+
+/* A step committed and flushed: now it may be published in its slot. */
+static void
+publish_step(CounterShared *cs, const Step *step, uint64 ticks_seen)
+{
+	CounterSlot *slot;
+
+	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
+	if ((slot = slot_of(cs, step->id)) != NULL)
+	{
+		slot->finished = step->refusal != NULL;
+		slot->steps = step->release.t;
+		slot->ticks_done = ticks_seen;
+		slot->refused_code = 0;
+		slot->retry_at = 0;
+		slot->state_bytes = cc_state_bytes(step->state);
+		memcpy(slot->state, step->state, cc_state_bytes(step->state));
+	}
+	LWLockRelease(cs->lock);
+	ConditionVariableBroadcast(&cs->step_closed);
+}
+
+/*
+ * Close the next step of one counter, in a transaction of its own.  Returns
+ * false if the counter is gone or finished.
+ */
+static bool
+close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
+{
+	Step		step;
+	int64		items;
+	cc_status	status;
+
+	begin_work();
+	pgstat_report_activity(STATE_RUNNING, "closing a contcount step");
+	if (!read_counter(&step, id))
+	{
+		end_work();
+		return false;
+	}
+	items = consume_deltas(&step);
+	status = cc_push(step.state, items, strong_rng());
 	if (status == CC_PAST_HORIZON)
 	{
-		/* a bounded counter stops; its last counts are dropped with the deltas */
-		if (SPI_execute_with_args("UPDATE contcount.counter SET finished = true "
-								  "WHERE id OPERATOR(pg_catalog.=) $1",
-								  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not finish counter \"%s\"", name);
-		end_work();
-		ereport(LOG,
-				(errmsg("counter \"%s\" has reached its horizon of " INT64_FORMAT " steps and releases no more",
-						name, cc_state_params(state)->horizon)));
-		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
-		for (int i = 0; i < cs->nslots; i++)
-			if (cs->slots[i].id == id)
-			{
-				cs->slots[i].finished = true;
-				cs->slots[i].ticks_done = ticks_seen;
-			}
-		LWLockRelease(cs->lock);
-		ConditionVariableBroadcast(&cs->step_closed);
+		finish_at_horizon(cs, &step, ticks_seen);
 		return false;
 	}
 	if (status != CC_OK)
-		elog(ERROR, "counter \"%s\" cannot take its step (status %d)", name, (int) status);
-	cc_read(state, &release);
-
-	/*
-	 * A copy pays before its first release here, and records that it is
-	 * here, with the step: a refusal rolls the step back.
-	 */
-	if (copied)
-	{
-		char		statement[sizeof(paying_statement)];
-		CopiedSource source;
-		Oid			ptypes[4] = {INT8OID, INT8OID, OIDOID, OIDOID};
-		Datum		pargs[4];
-
-		snprintf(statement, sizeof(statement),
-				 "step " INT64_FORMAT " of counter \"%s\", copied from %s to system "
-				 INT64_FORMAT " database %u table %u",
-				 release.t, name, from, here.system, here.database, here.table);
-
-		/*
-		 * contcount.ledger as the creator had it: recorded when it chose the
-		 * ledger; otherwise the owner's, which also decides, as it did for
-		 * the creator, whether a ledger named needs a grant.
-		 */
-		copied_source(id, name, &source);
-		pay_again(name, owner, ledger,
-				  ledger == NULL && charged != NULL ? charged : role_ledger_setting(owner),
-				  &source, has_blocks ? &paid : NULL,
-				  cc_params_cost(cc_state_params(state)), statement);
-		pargs[0] = Int64GetDatum(id);
-		pargs[1] = Int64GetDatum(here.system);
-		pargs[2] = ObjectIdGetDatum(here.database);
-		pargs[3] = ObjectIdGetDatum(here.table);
-		if (SPI_execute_with_args("UPDATE contcount.counter SET place_system = $2, "
-								  "place_database = $3, place_table = $4 "
-								  "WHERE id OPERATOR(pg_catalog.=) $1",
-								  4, ptypes, pargs, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not record where counter \"%s\" is", name);
-		ereport(LOG,
-				(errmsg("counter \"%s\" was copied and paid its %s again", name,
-						cc_state_params(state)->privacy == CC_ZCDP ? "rho" : "epsilon"),
-				 errdetail("Its state was at %s; it is now at system " INT64_FORMAT
-						   " database %u table %u.",
-						   from, here.system, here.database, here.table)));
-	}
-
-	/*
-	 * A counter over a source with blocks pays the blocks of its next step
-	 * now, before any row timed in them can be counted (the trigger counts
-	 * rows timed before blocks_until as committed): none after a bounded
-	 * counter's last step.  A block that refuses stops the counter after
-	 * this step, whose rows all lie in blocks it paid.
-	 */
-	if (has_blocks && !(cc_state_params(state)->has_horizon &&
-						release.t >= cc_state_params(state)->horizon) &&
-		step_end(paid.started_at, release.t + 1, paid.step_usecs, &next_end))
-	{
-		StoreBlockRun run;
-
-		source_blocks_counter_run(paid.blocks.length, paid.until, next_end, &run);
-		if (run.count > 0)
-		{
-			Oid			btypes[3] = {INT8OID, TIMESTAMPTZOID, TEXTOID};
-			Datum		bargs[3];
-			char		bnulls[3] = {' ', ' ', 'n'};
-
-			bargs[0] = Int64GetDatum(id);
-			bargs[1] = TimestampTzGetDatum(paid.until);
-			if (enter_blocks(name, owner, &paid, &run, cc_params_cost(cc_state_params(state)),
-							 release.t + 1, &refusal))
-				bargs[1] = TimestampTzGetDatum(run.first + run.count * run.length);
-			else
-			{
-				bargs[2] = CStringGetTextDatum(refusal);
-				bnulls[2] = ' ';
-				strlcpy(refused, refusal, sizeof(refused));
-				refusal = refused;
-			}
-			if (SPI_execute_with_args("UPDATE contcount.counter SET blocks_until = $2, "
-									  "finished = $3 IS NOT NULL, finish_reason = $3 "
-									  "WHERE id OPERATOR(pg_catalog.=) $1",
-									  3, btypes, bargs, bnulls, false, 0) != SPI_OK_UPDATE)
-				elog(ERROR, "could not record the blocks of counter \"%s\"", name);
-		}
-	}
-
-	{
-		Oid			wtypes[6] = {INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BYTEAOID};
-		Datum		wargs[6];
-
-		wargs[0] = Int64GetDatum(id);
-		wargs[1] = Int64GetDatum(release.t);
-		wargs[2] = Int64GetDatum(release.noisy);
-		wargs[3] = Float8GetDatum(sqrt(release.variance));
-		wargs[4] = Float8GetDatum(release.bound);
-		memcpy(blob + VARHDRSZ, state, cc_state_bytes(state));
-		SET_VARSIZE(blob, VARHDRSZ + cc_state_bytes(state));
-		wargs[5] = PointerGetDatum(blob);
-		if (SPI_execute_with_args("WITH r AS (INSERT INTO contcount.counter_release "
-								  "(counter_id, t, noisy_count, stddev, bound, released_at) "
-								  "VALUES ($1, $2, $3, $4, $5, pg_catalog.now())) "
-								  "UPDATE contcount.counter SET steps = $2, state = $6 "
-								  "WHERE id OPERATOR(pg_catalog.=) $1",
-								  6, wtypes, wargs, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not store the step of counter \"%s\"", name);
-	}
+		elog(ERROR, "counter \"%s\" cannot take its step (status %d)", step.name, (int) status);
+	cc_read(step.state, &step.release);
+	if (step.copied)
+		pay_copy(&step);
+	pay_next_blocks(&step);
+	store_step(&step);
 	end_work();
-	if (refusal != NULL)
+	if (step.refusal != NULL)
 		ereport(LOG,
 				(errmsg("counter \"%s\" took step " INT64_FORMAT " and releases no more: %s",
-						name, release.t, refusal)));
+						step.name, step.release.t, step.refusal)));
+	publish_step(cs, &step, ticks_seen);
+	return step.refusal == NULL;
+}
 
-	/* committed and flushed: now it may be published */
+/*
+ * Keep a refusal in the counter's slot, for tick() to raise, until the clock
+ * asks the ledger again.
+ */
+static void
+publish_refusal(CounterShared *cs, int64 id, const ErrorData *edata, uint64 ticks_seen)
+{
+	CounterSlot *slot;
+
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < cs->nslots; i++)
-		if (cs->slots[i].id == id)
-		{
-			cs->slots[i].finished = refusal != NULL;
-			cs->slots[i].steps = release.t;
-			cs->slots[i].ticks_done = ticks_seen;
-			cs->slots[i].refused_code = 0;
-			cs->slots[i].retry_at = 0;
-			cs->slots[i].state_bytes = cc_state_bytes(state);
-			memcpy(cs->slots[i].state, state, cc_state_bytes(state));
-		}
+	if ((slot = slot_of(cs, id)) != NULL)
+	{
+		slot->refused_code = edata->sqlerrcode;
+		slot->refused_copy = paying.copy;
+		strlcpy(slot->refused_message, edata->message, sizeof(slot->refused_message));
+		strlcpy(slot->refused_detail, edata->detail ? edata->detail : "",
+				sizeof(slot->refused_detail));
+		slot->retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), REFUSED_RETRY_MS);
+		slot->ticks_done = ticks_seen;
+	}
 	LWLockRelease(cs->lock);
 	ConditionVariableBroadcast(&cs->step_closed);
-	return refusal == NULL;
 }
 
 /*
@@ -835,22 +994,7 @@ close_step_or_refuse(CounterShared *cs, int64 id, uint64 ticks_seen)
 				 errhint("The worker asks again at the next tick() and every %d seconds.",
 						 REFUSED_RETRY_MS / 1000)));
 
-		LWLockAcquire(cs->lock, LW_EXCLUSIVE);
-		for (int i = 0; i < cs->nslots; i++)
-			if (cs->slots[i].id == id)
-			{
-				cs->slots[i].refused_code = edata->sqlerrcode;
-				cs->slots[i].refused_copy = paying.copy;
-				strlcpy(cs->slots[i].refused_message, edata->message,
-						sizeof(cs->slots[i].refused_message));
-				strlcpy(cs->slots[i].refused_detail, edata->detail ? edata->detail : "",
-						sizeof(cs->slots[i].refused_detail));
-				cs->slots[i].retry_at =
-					TimestampTzPlusMilliseconds(GetCurrentTimestamp(), REFUSED_RETRY_MS);
-				cs->slots[i].ticks_done = ticks_seen;
-			}
-		LWLockRelease(cs->lock);
-		ConditionVariableBroadcast(&cs->step_closed);
+		publish_refusal(cs, id, edata, ticks_seen);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();

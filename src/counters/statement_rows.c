@@ -43,8 +43,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "counters/counter.h"
 #include "counters/statement_rows.h"
+#include "sources/counter_delta.h"
 
 typedef struct CountLater
 {

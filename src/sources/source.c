@@ -51,7 +51,6 @@
 #include "common/args.h"
 #include "common/owner_spi.h"
 #include "common/report.h"
-#include "counters/counter.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
 #include "sources/bounding.h"
@@ -470,6 +469,26 @@ contcount_drop_source(PG_FUNCTION_ARGS)
 				 errmsg("protected source \"%s\" does not exist", name)));
 	owner_end(&scope);
 	source_counter_unfeed(name, relid);
+	PG_RETURN_VOID();
+}
+
+/*
+ * feed_source(source): create the trigger that feeds the source's counters,
+ * if it is not there (protect_table creates it; this is for a trigger
+ * dropped by hand).  A DBA's action: it locks the table until commit.
+ */
+PG_FUNCTION_INFO_V1(contcount_feed_source);
+Datum
+contcount_feed_source(PG_FUNCTION_ARGS)
+{
+	char	   *name = arg_text(fcinfo, 0, "source name");
+	OwnerScope	scope;
+	Oid			relid;
+
+	owner_begin(&scope);
+	relid = source_relid(name);
+	owner_end(&scope);
+	source_counter_feed(name, relid);
 	PG_RETURN_VOID();
 }
 
@@ -981,92 +1000,56 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 #define MAX_CELLS 10000000
 
 /*
- * source_running_counts(source, epsilon, step, start, steps, mechanism,
- * dimension, ledger, filter, rho): per declared key (or for all rows), the
- * running count of the bounded rows that pass the filter at every step of
- * width step from start, each step's count fed to mechanism (horizon
- * steps), the noise scaled to max_rows.  A zCDP mechanism takes rho (from
- * 0.5) in place of epsilon: one unit changes the steps' counts by at most
- * max_rows in L1, hence in L2 too, the sensitivity its noise is calibrated
- * to.
+ * Refuse a running release its parameters cannot make sound or that holds
+ * too many counts.  blt's noise covers one moving stream's rounding of its
+ * fixed point; a person whose rows reach several keys moves several
+ * streams, each with its own rounding, which its rho does not cover.
  */
-PG_FUNCTION_INFO_V1(contcount_source_running_counts);
-Datum
-contcount_source_running_counts(PG_FUNCTION_ARGS)
+static void
+require_running_release(const SourceRelease *release, const cc_params *params, int64 steps)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = arg_text(fcinfo, 0, "source name");
-	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
-	Interval   *step;
-	TimestampTz start;
-	int64		steps;
-	char	   *mechanism = arg_text(fcinfo, 5, "mechanism");
-	char	   *dimension = PG_ARGISNULL(6) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(6));
-	char	   *ledger = PG_ARGISNULL(7) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(7));
-	NullableDatum horizon;
-	SpecArgs	args;
-	cc_params	params;
-	SourceRelease release;
-	int64	   *counts;
-	int64		step_usec;
-	TimestampTz end;
-
-	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("step, start and steps must not be null")));
-	step = PG_GETARG_INTERVAL_P(2);
-	start = PG_GETARG_TIMESTAMPTZ(3);
-	steps = PG_GETARG_INT64(4);
-	/* steps of a fixed length, as the counters' steps: a day is 24 hours here */
-	step_usec = step_usecs(step);
-	if (TIMESTAMP_NOT_FINITE(start))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("start must be finite")));
-	horizon.value = Int64GetDatum(steps);
-	horizon.isnull = false;
-	InitMaterializedSRF(fcinfo, 0);
-	prepare_release(&release, name, dimension, filter_arg(fcinfo, 8), true);
-	spec_with_defaults(&args, mechanism, epsilon, horizon);
-	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
-	if (PG_NARGS() > 9)
-		args.field[SPEC_RHO] = fcinfo->args[9];
-	spec_to_params(&args, &params);
-
-	/*
-	 * blt's noise covers one moving stream's rounding of its fixed point;
-	 * a person whose rows reach several keys moves several streams, each
-	 * with its own rounding, which its rho does not cover.
-	 */
-	if (params.kind == CC_BLT && release.nkeys > 1 && release.source.max_groups > 1)
+	if (params->kind == CC_BLT && release->nkeys > 1 && release->source.max_groups > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("blt cannot release a dimension of a source whose persons reach several groups"),
-				 errdetail("Source \"%s\" lets a person count in %d groups.", name,
-						   release.source.max_groups),
+				 errdetail("Source \"%s\" lets a person count in %d groups.", release->source.name,
+						   release->source.max_groups),
 				 errhint("Use mechanism gaussian_honaker, or release without a dimension.")));
-	if (steps > MAX_CELLS / release.nkeys)
+	if (steps > MAX_CELLS / release->nkeys)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a running release holds at most %d counts (keys times steps)", MAX_CELLS)));
+}
+
+/* The end of the last of steps steps from start; 22008 beyond the timestamps. */
+static TimestampTz
+running_end(TimestampTz start, int64 step_usec, int64 steps)
+{
+	TimestampTz end;
+
 	if (pg_mul_s64_overflow(step_usec, steps, &end) || pg_add_s64_overflow(start, end, &end) ||
 		!IS_VALID_TIMESTAMP(end))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("the last step ends out of the range of timestamps")));
+	return end;
+}
 
-	charge_release(&release, ledger, cc_params_cost(&params), "source_running_counts", true,
-				   start, end);
-
-	counts = bounded_counts(&release, start, step_usec, steps);
-	for (int k = 0; k < release.nkeys; k++)
+/*
+ * Release each key's running counts, one stream a key over its steps, as
+ * rows (key, step, its start, noisy count, stddev, bound).
+ */
+static void
+put_running_counts(ReturnSetInfo *rsinfo, const SourceRelease *release, const cc_params *params,
+				   const int64 *counts, TimestampTz start, int64 step_usec, int64 steps)
+{
+	for (int k = 0; k < release->nkeys; k++)
 	{
-		cc_state   *state = palloc(cc_state_size(&params));
+		cc_state   *state = palloc(cc_state_size(params));
 		bool		key_null;
-		Datum		key = release_key(&release, k, &key_null);
+		Datum		key = release_key(release, k, &key_null);
 
-		cc_state_init(state, &params);
+		cc_state_init(state, params);
 		for (int64 t = 0; t < steps; t++)
 		{
 			cc_release	noisy;
@@ -1085,5 +1068,63 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 		}
 		pfree(state);
 	}
+}
+
+/*
+ * source_running_counts(source, epsilon, step, start, steps, mechanism,
+ * dimension, ledger, filter, rho): per declared key (or for all rows), the
+ * running count of the bounded rows that pass the filter at every step of
+ * width step from start, each step's count fed to mechanism (horizon
+ * steps), the noise scaled to max_rows.  A zCDP mechanism takes rho (from
+ * 0.5) in place of epsilon: one unit changes the steps' counts by at most
+ * max_rows in L1, hence in L2 too, the sensitivity its noise is calibrated
+ * to.
+ */
+PG_FUNCTION_INFO_V1(contcount_source_running_counts);
+Datum
+contcount_source_running_counts(PG_FUNCTION_ARGS)
+{
+	char	   *name = arg_text(fcinfo, 0, "source name");
+	NullableDatum epsilon = {PG_GETARG_DATUM(1), PG_ARGISNULL(1)};
+	TimestampTz start;
+	int64		steps;
+	char	   *mechanism = arg_text(fcinfo, 5, "mechanism");
+	char	   *dimension = PG_ARGISNULL(6) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(6));
+	char	   *ledger = PG_ARGISNULL(7) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(7));
+	NullableDatum horizon;
+	SpecArgs	args;
+	cc_params	params;
+	SourceRelease release;
+	int64		step_usec;
+	TimestampTz end;
+
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("step, start and steps must not be null")));
+	start = PG_GETARG_TIMESTAMPTZ(3);
+	steps = PG_GETARG_INT64(4);
+	/* steps of a fixed length, as the counters' steps: a day is 24 hours here */
+	step_usec = step_usecs(PG_GETARG_INTERVAL_P(2));
+	if (TIMESTAMP_NOT_FINITE(start))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("start must be finite")));
+	horizon.value = Int64GetDatum(steps);
+	horizon.isnull = false;
+	InitMaterializedSRF(fcinfo, 0);
+	prepare_release(&release, name, dimension, filter_arg(fcinfo, 8), true);
+	spec_with_defaults(&args, mechanism, epsilon, horizon);
+	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
+	if (PG_NARGS() > 9)
+		args.field[SPEC_RHO] = fcinfo->args[9];
+	spec_to_params(&args, &params);
+	require_running_release(&release, &params, steps);
+	end = running_end(start, step_usec, steps);
+
+	charge_release(&release, ledger, cc_params_cost(&params), "source_running_counts", true,
+				   start, end);
+	put_running_counts((ReturnSetInfo *) fcinfo->resultinfo, &release, &params,
+					   bounded_counts(&release, start, step_usec, steps), start, step_usec, steps);
 	return (Datum) 0;
 }

@@ -99,6 +99,12 @@ extern char *source_ledger_name(const char *source);
  * it), 55000 unless the trigger is there.
  */
 extern bool source_feed_installed(void);
+
+/*
+ * Can counters count protected sources here (contcount.counter has its
+ * source column)?  Not in a database not yet updated to 0.5.
+ */
+extern bool counter_sources_installed(void);
 extern void source_counter_feed(const char *source, Oid relid);
 extern void source_counter_unfeed(const char *source, Oid relid);
 extern void source_counter_require_feed(const char *source, Oid relid);

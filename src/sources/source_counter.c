@@ -70,7 +70,7 @@
 
 #include "common/args.h"
 #include "common/owner_spi.h"
-#include "counters/counter.h"
+#include "sources/counter_delta.h"
 #include "sources/source.h"
 
 /* The SHA-256 digest of len bytes, into out (PG_SHA256_DIGEST_LENGTH bytes). */
@@ -104,8 +104,13 @@ feed_trigger_name(const char *source)
 bool
 source_feed_installed(void)
 {
-	return get_attnum(get_relname_relid("counter_unit", get_namespace_oid("contcount", false)),
-					  "unit_digest") != InvalidAttrNumber;
+	return contcount_has_column("counter_unit", "unit_digest");
+}
+
+bool
+counter_sources_installed(void)
+{
+	return contcount_has_column("counter", "source");
 }
 
 /* The table, quoted and schema-qualified, or NULL if it is gone. */
@@ -198,26 +203,6 @@ source_counter_require_feed(const char *source, Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the table of protected source \"%s\" has no trigger feeding its counters", source),
 				 errhint("A superuser creates it with contcount.feed_source('%s').", source)));
-}
-
-/*
- * feed_source(source): create the trigger that feeds the source's counters,
- * if it is not there (protect_table creates it; this is for a trigger
- * dropped by hand).  A DBA's action: it locks the table until commit.
- */
-PG_FUNCTION_INFO_V1(contcount_feed_source);
-Datum
-contcount_feed_source(PG_FUNCTION_ARGS)
-{
-	char	   *name = arg_text(fcinfo, 0, "source name");
-	OwnerScope	scope;
-	Oid			relid;
-
-	owner_begin(&scope);
-	relid = source_relid(name);
-	owner_end(&scope);
-	source_counter_feed(name, relid);
-	PG_RETURN_VOID();
 }
 
 /*
