@@ -15,10 +15,10 @@
 #include "miscadmin.h"
 
 #include "common/settings.h"
+#include "shmem.h"
 #include "counters/counter.h"
 #include "counters/statement_rows.h"
 #include "ledger/ledger_store.h"
-#include "shmem.h"
 
 PG_MODULE_MAGIC;
 

@@ -15,9 +15,9 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 
+#include "shmem.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger_store.h"
-#include "shmem.h"
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
