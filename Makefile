@@ -7,8 +7,10 @@ PGFILEDESC = "contcount - differentially private running counts"
 
 # The pure C core: samplers and mechanisms, no PostgreSQL headers.
 CORE_SRCS = $(sort $(wildcard src/core/*.c))
-# The PostgreSQL glue: one folder per subsystem, one file per concern.
-GLUE_SRCS = $(addprefix src/common/,contcount.c settings.c random.c report.c shmem.c owner_spi.c seal.c args.c) \
+# The PostgreSQL glue: one folder per subsystem, one file per concern, and
+# the wiring above them all (_PG_init, the shared-memory requests).
+GLUE_SRCS = $(addprefix src/,contcount.c shmem.c) \
+	$(addprefix src/common/,settings.c random.c report.c owner_spi.c seal.c args.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
 		noisy_count.c running_mean.c stream_privacy.c window_counts.c) \
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c ledger_forget.c \
@@ -39,7 +41,7 @@ SHLIB_LINK = -Wl,-Bsymbolic
 include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild everything when a header changes.
-$(OBJS): $(wildcard $(srcdir)/src/*/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
 
 # Unit tests of the core, under AddressSanitizer and UBSan.
 UNIT_SRCS = $(CORE_SRCS) $(wildcard test/unit/*.c)

@@ -227,7 +227,7 @@ GROUP BY 1 ORDER BY 1;
 
 -- Empirical variance against the formula at chosen steps: :vtrials streams
 -- of T = 1000 per mechanism.  The formula is the stddev each release reports
--- (the regression tests check it against DESIGN.md independently); the
+-- (the regression tests check it against docs/design.md independently); the
 -- tolerance is 5.6 standard errors of the sample variance,
 -- sqrt((kappa4 + 2 var^2) / N), kappa4 bounded by 3.6 var^2 / draws.
 CREATE TABLE vstreams AS

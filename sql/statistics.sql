@@ -1,15 +1,16 @@
 -- Statistical tests: the noise has the variance of the formulas.
 --
 -- 10000 independent releases of one 64-step stream per mechanism (for
--- hybrid, with a horizon of 64, which only its bound uses).  At a few
--- steps the empirical variance of noisy - exact must match the formula of
--- DESIGN.md or README (with discrete Laplace variance 2p/(1-p)^2,
--- p = exp(-1/b)), within z = 5.9 standard errors of the sample variance,
--- sqrt((kappa4 + 2 var^2) / N).  Fewer than forty rows of a mean and a
--- variance check, and the independence check below, at a two-sided 3.7e-9
--- each: a false alarm in fewer than one run in three million.  A wrong
--- scale, even one tree level off (a quarter less variance), moves the
--- variance by well over the tolerance of 8-13% (up to 20% for honaker).
+-- hybrid, with a horizon of 64, which only its bound uses).  At a few steps
+-- the empirical variance of noisy - exact must match the formula of
+-- docs/design.md ("Privacy invariants") or the README (with discrete
+-- Laplace variance 2p/(1-p)^2, p = exp(-1/b)), within z = 5.9 standard
+-- errors of the sample variance, sqrt((kappa4 + 2 var^2) / N).  Fewer than
+-- forty rows of a mean and a variance check, and the independence check
+-- below, at a two-sided 3.7e-9 each: a false alarm in fewer than one run in
+-- three million.  A wrong scale, even one tree level off (a quarter less
+-- variance), moves the variance by well over the tolerance of 8-13% (up to
+-- 20% for honaker).
 --
 -- honaker releases its estimate rounded to an integer, at most 1/2 away:
 -- that can move the variance by up to sd + 1/4, and the mean's standard
@@ -19,9 +20,9 @@ CREATE TABLE test.stream AS
 SELECT i AS t, (i * 5 + 1) % 3 AS n, sum((i * 5 + 1) % 3) OVER (ORDER BY i) AS exact
 FROM generate_series(1, 64) i;
 
--- (count, scale) of the draws in the release at t, from the table in DESIGN.md
--- at epsilon = 0.7, T = 64, sensitivity 1, for the mechanisms whose release
--- is a plain sum of draws
+-- (count, scale) of the draws in the release at t, from the table in
+-- docs/design.md ("Privacy invariants") at epsilon = 0.7, T = 64,
+-- sensitivity 1, for the mechanisms whose release is a plain sum of draws
 CREATE FUNCTION test.noise_terms(mechanism text, t bigint)
 RETURNS TABLE (draws bigint, scale float8) LANGUAGE sql IMMUTABLE AS $$
     SELECT draws, scale FROM (VALUES

@@ -2,17 +2,17 @@
  * owner_spi.c
  *		Working on contcount's tables as the extension's owner.
  *
- * The caller is not trusted (DESIGN.md, 1b): its search_path may put a
- * schema of its own, with its own operators and functions, ahead of
+ * The caller is not trusted (docs/design.md, "Threat model"): its search_path
+ * may put a schema of its own, with its own operators and functions, ahead of
  * pg_catalog.  SQL run with the owner's rights must never resolve a name
- * there, so every owner scope pins search_path to pg_catalog, pg_temp for
- * its duration, as a SET clause does for a SECURITY DEFINER function, and
- * the SQL text qualifies what it calls as well.  Plans are kept for the
- * backend's life: the plan cache re-plans them if search_path differs from
- * the one they were made under, and here it never does.  search_path is one
- * of the settings of the scope's seal (seal.c): the others keep the query
- * from reporting on itself through the caller's session, and the caller's
- * buffer and WAL counters are put back as they were when the scope ends.
+ * there, so every owner scope pins search_path to pg_catalog, pg_temp for its
+ * duration, as a SET clause does for a SECURITY DEFINER function, and the SQL
+ * text qualifies what it calls as well.  Plans are kept for the backend's
+ * life: the plan cache re-plans them if search_path differs from the one they
+ * were made under, and here it never does.  search_path is one of the settings
+ * of the scope's seal (seal.c): the others keep the query from reporting on
+ * itself through the caller's session, and the caller's buffer and WAL
+ * counters are put back as they were when the scope ends.
  *
  * Every statement runs on a snapshot taken for it, not on the caller's: a
  * budget cut, a ledger dropped or a grant revoked binds from its commit even

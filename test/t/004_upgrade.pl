@@ -1,11 +1,12 @@
-# Upgrading from 0.1 loses nothing (DESIGN.md, section 6): a database that
-# holds ledgers, grants, charges, a dropped ledger, counters with releases
-# and committed counts not yet in a step is updated from 0.1 to the control
-# file's default_version.  Every budget, charge, release, exact count and
-# state is the same after the update and after a restart; the next step
-# releases exactly the pending counts without drawing earlier noise again;
-# and the updated extension ends in the same objects as a fresh install,
-# compared member by member without a list of what they should be.
+# Upgrading from 0.1 loses nothing (docs/design.md, "SQL objects and
+# upgrades"): a database that holds ledgers, grants, charges, a dropped
+# ledger, counters with releases and committed counts not yet in a step is
+# updated from 0.1 to the control file's default_version.  Every budget,
+# charge, release, exact count and state is the same after the update and
+# after a restart; the next step releases exactly the pending counts without
+# drawing earlier noise again; and the updated extension ends in the same
+# objects as a fresh install, compared member by member without a list of
+# what they should be.
 #
 # The library is the current one throughout, as after a DBA installs the
 # new package: the 0.1 state is built through 0.1's SQL objects by the

@@ -248,8 +248,8 @@ honaker_weight(int d)
 }
 
 /*
- * Variance of the release at t, from DESIGN.md's table (README's for honaker:
- * before rounding), with discrete noise; level_error shifts the number of
+ * Variance of the release at t, from the table of docs/design.md's "Privacy
+ * invariants" (for honaker: before rounding), with discrete noise; level_error shifts the number of
  * levels the scale is computed from.  For blt, whose scale has no levels,
  * it makes sigma^2 15% too small per level; its K and sigma^2 are the
  * state's, checked against their own formula in test_blt.c.

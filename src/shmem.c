@@ -3,8 +3,11 @@
  *		Reserves and attaches contcount's shared memory, for the ledger store
  *		and the counters, through PostgreSQL 15's hooks.
  *
+ * Wiring, like _PG_init: it calls into the ledger and the counters, so it
+ * sits above the layers (docs/design.md, "Layers").
+ *
  * IDENTIFICATION
- *	  src/common/shmem.c
+ *	  src/shmem.c
  */
 #include "postgres.h"
 
@@ -12,7 +15,7 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 
-#include "common/shmem.h"
+#include "shmem.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger_store.h"
 

@@ -1,9 +1,13 @@
 /*
  * contcount.c
- *		Module entry point.
+ *		Module entry point: the wiring above the layers.
+ *
+ * _PG_init starts every subsystem, as postmaster.c starts PostgreSQL's: it
+ * is the one place that may include every layer (docs/design.md, "Layers"),
+ * so that no layer has to reach up to a higher one to be started.
  *
  * IDENTIFICATION
- *	  src/common/contcount.c
+ *	  src/contcount.c
  */
 #include "postgres.h"
 
@@ -11,7 +15,7 @@
 #include "miscadmin.h"
 
 #include "common/settings.h"
-#include "common/shmem.h"
+#include "shmem.h"
 #include "counters/counter.h"
 #include "counters/statement_rows.h"
 #include "ledger/ledger_store.h"
