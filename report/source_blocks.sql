@@ -1,4 +1,4 @@
--- Per-block budgets (issue 15): two years of daily publishing from one
+-- Per-block budgets: two years of daily publishing from one
 -- table of events, through a protected source with daily blocks (budget 1
 -- each, 90-day retention) and, beside it, through a source whose one
 -- all-time ledger holds 10.  Every day d publishes the week to d, its
