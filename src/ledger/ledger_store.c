@@ -322,6 +322,25 @@ load_one(const StoreItem *item, void *arg pg_attribute_unused())
 }
 
 /*
+ * Log the target recovery stopped at, if store_cleanup left one, so that it
+ * binds on this server, its standbys and its base backups; then remove the
+ * file.  Exclusive lock held, on a primary.
+ */
+static void
+log_recovery_stop(void)
+{
+	char		buf[ITEM_MAX];
+	char		target[128] = "";
+	StoreCharge marker = {.at = GetCurrentTimestamp(),.role = InvalidOid,.statement = target};
+
+	if (!store_stale_target(target, sizeof(target)))
+		return;
+	XLogFlush(store_append_item(store_build_item(buf, ITEM_STALE, 0, 0, &marker,
+												 "recovery stopped at a target")));
+	store_stale_logged();
+}
+
+/*
  * Add up the sums from the pages, once after start, and on a primary take in
  * or check a 0.2 file.  Exclusive lock held.
  */
@@ -340,8 +359,13 @@ load_store(void)
 	}
 	if (!store_state->legacy_checked && !store_state->damaged && !RecoveryInProgress())
 	{
-		store_import_legacy();
-		store_log_recovery_stop();
+		const char *damage = store_import_legacy(store_state,
+												 hash_get_num_entries(store_sums) == 0,
+												 store_append_item);
+
+		if (damage != NULL)
+			store_mark_damaged(damage);
+		log_recovery_stop();
 		store_state->legacy_checked = true;
 	}
 }

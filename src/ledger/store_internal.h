@@ -216,10 +216,15 @@ extern void store_mask(char *pagedata, BlockNumber blkno);
 
 /* store_stale.c: recovery stopped at a target */
 extern void store_cleanup(void);
-extern void store_log_recovery_stop(void);
+extern bool store_stale_target(char *target, size_t len);
+extern void store_stale_logged(void);
+
+/* How an item is appended, for the files below ledger_store.c. */
+typedef XLogRecPtr (*StoreAppendFn) (StoreItem *item);
 
 /* store_legacy.c: the 0.2 file */
-extern void store_import_legacy(void);
+extern const char *store_import_legacy(const StoreShared *state, bool store_empty,
+									   StoreAppendFn append);
 
 /* ledger_store.c: the shared state */
 extern void store_mark_damaged(const char *what);

@@ -28,13 +28,18 @@
 #include "ledger/ledger_store.h"
 #include "ledger/store_internal.h"
 
-/*
- * Bring a 0.2 store file into the store, or check that the one found is the
- * one already taken in.  Exclusive lock held, on a primary.
- */
+/* Where the take-in appends its items, and the last record's end. */
+typedef struct LegacyTakeIn
+{
+	StoreAppendFn append;
+	XLogRecPtr	last;
+} LegacyTakeIn;
+
+/* Append one 0.2 record as an item that remembers where it ended there. */
 static void
 import_legacy_one(const LegacyRecord *record, void *arg)
 {
+	LegacyTakeIn *take = (LegacyTakeIn *) arg;
 	char		buf[ITEM_MAX];
 	/* pure, 0.2 having no other accounting; releases not recorded */
 	StoreCharge charge = {
@@ -49,52 +54,49 @@ import_legacy_one(const LegacyRecord *record, void *arg)
 	/* 0.2 kept batch and refund counts in the function text: keep it as is */
 	item = store_build_item(buf, kind, record->ledger, record->epsilon_units, &charge, record->function);
 	item->legacy_end = record->end;
-	*(XLogRecPtr *) arg = store_append_item(item);
+	take->last = take->append(item);
 }
 
-void
-store_import_legacy(void)
+/*
+ * Bring a 0.2 store file into the store, or check that the one found is the
+ * one already taken in: state is the store's (how far a take-in went),
+ * store_empty whether it holds no ledger, append how an item is added.
+ * Returns what damages the store, or NULL.  Exclusive lock held, on a
+ * primary.
+ */
+const char *
+store_import_legacy(const StoreShared *state, bool store_empty, StoreAppendFn append)
 {
 	int64		size;
 	pg_crc32c	crc;
 	char		buf[ITEM_MAX];
-	XLogRecPtr	last = InvalidXLogRecPtr;
-	char		what[200];
+	LegacyTakeIn take = {append, InvalidXLogRecPtr};
 
 	if (!legacy_read(&size, &crc, 0, NULL, NULL))
 	{
-		if (store_state->legacy_begun && !store_state->legacy_done)
-			store_mark_damaged("taking in the store file of contcount 0.2 was cut short, and the file is gone");
-		return;
+		if (state->legacy_begun && !state->legacy_done)
+			return "taking in the store file of contcount 0.2 was cut short, and the file is gone";
+		return NULL;
 	}
-	if (store_state->legacy_begun && (size != store_state->legacy_size || crc != store_state->legacy_crc))
+	if (state->legacy_begun && (size != state->legacy_size || crc != state->legacy_crc))
+		return psprintf("the store file of contcount 0.2 \"%s\" is not the one taken into WAL: "
+						"charges live in WAL since 0.3; remove the file and restart", LEGACY_FILE);
+	if (!state->legacy_begun && !store_empty)
+		return psprintf("a lone store file of contcount 0.2 \"%s\" beside the ledger store in WAL: "
+						"charges live in WAL since 0.3; remove the file and restart", LEGACY_FILE);
+	if (!state->legacy_done)
 	{
-		snprintf(what, sizeof(what),
-				 "the store file of contcount 0.2 \"%s\" is not the one taken into WAL: "
-				 "charges live in WAL since 0.3; remove the file and restart", LEGACY_FILE);
-		store_mark_damaged(what);
-		return;
-	}
-	if (!store_state->legacy_begun && hash_get_num_entries(store_sums) > 0)
-	{
-		snprintf(what, sizeof(what),
-				 "a lone store file of contcount 0.2 \"%s\" beside the ledger store in WAL: "
-				 "charges live in WAL since 0.3; remove the file and restart", LEGACY_FILE);
-		store_mark_damaged(what);
-		return;
-	}
-	if (!store_state->legacy_done)
-	{
-		if (!store_state->legacy_begun)
-			last = store_append_item(store_build_item(buf, ITEM_LEGACY_BEGIN, (int64) crc, (uint64) size,
-										  NULL, "the store file of contcount 0.2"));
-		(void) legacy_read(&size, &crc, store_state->legacy_next, import_legacy_one, &last);
-		last = store_append_item(store_build_item(buf, ITEM_LEGACY_END, (int64) crc, (uint64) size,
-									  NULL, "the store file of contcount 0.2"));
-		XLogFlush(last);
+		if (!state->legacy_begun)
+			take.last = append(store_build_item(buf, ITEM_LEGACY_BEGIN, (int64) crc, (uint64) size,
+												NULL, "the store file of contcount 0.2"));
+		(void) legacy_read(&size, &crc, state->legacy_next, import_legacy_one, &take);
+		take.last = append(store_build_item(buf, ITEM_LEGACY_END, (int64) crc, (uint64) size,
+											NULL, "the store file of contcount 0.2"));
+		XLogFlush(take.last);
 		ereport(LOG,
 				(errmsg("the ledger store file of contcount 0.2 \"%s\" is taken into WAL", LEGACY_FILE)));
 	}
 	/* only now: a crash before the rename takes in nothing twice */
 	(void) durable_rename(LEGACY_FILE, LEGACY_IMPORTED_FILE, ERROR);
+	return NULL;
 }

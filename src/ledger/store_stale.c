@@ -14,7 +14,6 @@
  */
 #include "postgres.h"
 
-#include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xlogrecovery.h"
 #include "storage/fd.h"
@@ -78,16 +77,14 @@ store_cleanup(void)
 }
 
 /*
- * Log what store_cleanup left, so that it binds on this server, its
- * standbys and its base backups; then remove the file.  Exclusive lock
- * held, on a primary.
+ * What store_cleanup left: the target recovery stopped at, into target
+ * (len bytes), or false if it left nothing.  Read by the first load on a
+ * primary, exclusive lock held, which logs it so that it binds on this
+ * server, its standbys and its base backups, then calls store_stale_logged.
  */
-void
-store_log_recovery_stop(void)
+bool
+store_stale_target(char *target, size_t len)
 {
-	char		buf[ITEM_MAX];
-	char		target[128] = "";
-	StoreCharge marker = {.at = GetCurrentTimestamp(),.role = InvalidOid,.statement = target};
 	FILE	   *file = AllocateFile(STALE_FILE, PG_BINARY_R);
 
 	if (file == NULL)
@@ -96,13 +93,19 @@ store_log_recovery_stop(void)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not open \"%s\": %m", STALE_FILE)));
-		return;
+		return false;
 	}
-	if (fgets(target, sizeof(target), file) == NULL && ferror(file))
+	if (fgets(target, len, file) == NULL && ferror(file))
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not read \"%s\": %m", STALE_FILE)));
 	FreeFile(file);
-	XLogFlush(store_append_item(store_build_item(buf, ITEM_STALE, 0, 0, &marker, "recovery stopped at a target")));
+	return true;
+}
+
+/* The stop is logged, and flushed: remove the file. */
+void
+store_stale_logged(void)
+{
 	durable_unlink(STALE_FILE, ERROR);
 }
