@@ -77,42 +77,19 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
-
-#include "access/bufmask.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
-#include "access/xloginsert.h"
-#include "access/xlogreader.h"
-#include "access/xlogrecovery.h"
-#include "access/xlogutils.h"
-#include "access/xact.h"
-#include "catalog/pg_tablespace_d.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "port/pg_crc32c.h"
-#include "replication/syncrep.h"
-#include "replication/walsender.h"
-#include "replication/walsender_private.h"
-#include "storage/bufmgr.h"
-#include "storage/fd.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "storage/smgr.h"
-#include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
-#include "common/errors.h"
-#include "common/int.h"
 #include "common/seal.h"
 #include "common/settings.h"
-#include "ledger/ledger_legacy.h"
 #include "ledger/ledger_store.h"
-#include "releases/spec.h"
-
 #include "ledger/store_internal.h"
+
 
 StoreShared *store_state = NULL;
 HTAB	   *store_sums = NULL;
@@ -217,6 +194,127 @@ forget_ledger(int64 ledger)
 	(void) hash_search(store_sums, &ledger, HASH_REMOVE, NULL);
 }
 
+/* What applying an item found. */
+typedef enum Applied
+{
+	APPLIED,
+	UNEXPECTED,					/* not applicable: the store is damaged */
+	DAMAGED						/* the store marked damaged already */
+} Applied;
+
+/* A ledger's creation: its sum, with its accounting for good. */
+static Applied
+apply_creation(const StoreItem *item)
+{
+	LedgerSum  *sum;
+	bool		found;
+
+	if (item->accounting != CC_PURE && item->accounting != CC_ZCDP)
+		return UNEXPECTED;
+	sum = hash_search(store_sums, &item->ledger, HASH_ENTER_NULL, &found);
+	if (sum == NULL)
+	{
+		store_mark_damaged("more ledgers than contcount.max_ledgers");
+		return DAMAGED;
+	}
+	if (!found)
+	{
+		sum->spent_units = 0;
+		sum->accounting = (cc_accounting) item->accounting;
+		sum->created_by = item->role;
+		sum->database = item->database;
+	}
+	return sum->accounting == item->accounting ? APPLIED : UNEXPECTED;
+}
+
+/*
+ * The sum of the ledger a charge, refund or block charge item pays from, if
+ * the store knows it and the item's units are what its releases cost it;
+ * else NULL.
+ */
+static LedgerSum *
+paying_sum(const StoreItem *item)
+{
+	LedgerSum  *sum = hash_search(store_sums, &item->ledger, HASH_FIND, NULL);
+
+	if (sum == NULL ||
+		!store_charge_adds_up(sum->accounting,
+							  (cc_cost) {.accounting = (cc_accounting) item->accounting,
+										 .units = item->release_units},
+							  item->releases, item->units))
+		return NULL;
+	return sum;
+}
+
+/* A charge or refund, to its ledger's sum. */
+static Applied
+apply_charge(const StoreItem *item)
+{
+	LedgerSum  *sum = paying_sum(item);
+
+	if (sum == NULL)
+		return UNEXPECTED;
+	if (ITEM_KIND(item) == ITEM_CHARGE)
+	{
+		sum->spent_units += item->units;
+		return APPLIED;
+	}
+	/* a refund never exceeds what its ledger was charged */
+	if (item->units > sum->spent_units)
+		return UNEXPECTED;
+	sum->spent_units -= item->units;
+	return APPLIED;
+}
+
+/* A block charge, one release from each block of its run. */
+static Applied
+apply_block_charge(const StoreItem *item)
+{
+	BlockRun	run;
+
+	if (paying_sum(item) == NULL || !store_item_block_run(item, &run) || item->releases != 1)
+		return UNEXPECTED;
+	return apply_block_run(item->ledger, &run, item->units) ? APPLIED : DAMAGED;
+}
+
+/* An item about the store itself: the 0.2 take-in, a recovery stop. */
+static Applied
+apply_store_event(const StoreItem *item)
+{
+	switch (ITEM_KIND(item))
+	{
+		case ITEM_LEGACY_BEGIN:
+			store_state->legacy_begun = true;
+			store_state->legacy_size = (int64) item->units;
+			store_state->legacy_crc = (pg_crc32c) item->ledger;
+			break;
+		case ITEM_LEGACY_END:
+			store_state->legacy_done = true;
+			break;
+		case ITEM_STALE:
+			store_state->stale = true;
+			strlcpy(store_state->stale_target, item->text + strlen(item->text) + 1,
+					sizeof(store_state->stale_target));
+			break;
+		case ITEM_ACCEPTED:
+			store_state->stale = false;
+			break;
+		default:
+			return UNEXPECTED;
+	}
+	return APPLIED;
+}
+
+/* A forgotten ledger: appended only for one the store knows, under the lock. */
+static Applied
+apply_forgotten(const StoreItem *item)
+{
+	if (hash_search(store_sums, &item->ledger, HASH_FIND, NULL) == NULL)
+		return UNEXPECTED;
+	forget_ledger(item->ledger);
+	return APPLIED;
+}
+
 /*
  * Apply one item, in format 2, to the sums and the 0.2 import's state.  Lock
  * held exclusively.  Returns false, with the store marked damaged, if it
@@ -225,8 +323,7 @@ forget_ledger(int64 ledger)
 static bool
 apply_item(const StoreItem *item)
 {
-	LedgerSum  *sum;
-	bool		found;
+	Applied		applied;
 	char		what[160];
 
 	if (item->legacy_end > store_state->legacy_next)
@@ -234,85 +331,29 @@ apply_item(const StoreItem *item)
 	switch (ITEM_KIND(item))
 	{
 		case ITEM_CREATED:
-			if (item->accounting != CC_PURE && item->accounting != CC_ZCDP)
-				break;
-			sum = hash_search(store_sums, &item->ledger, HASH_ENTER_NULL, &found);
-			if (sum == NULL)
-			{
-				store_mark_damaged("more ledgers than contcount.max_ledgers");
-				return false;
-			}
-			if (!found)
-			{
-				sum->spent_units = 0;
-				sum->accounting = (cc_accounting) item->accounting;
-				sum->created_by = item->role;
-				sum->database = item->database;
-			}
-			if (sum->accounting == item->accounting)
-				return true;
+			applied = apply_creation(item);
 			break;
 		case ITEM_CHARGE:
 		case ITEM_REFUND:
-			sum = hash_search(store_sums, &item->ledger, HASH_FIND, NULL);
-			if (sum == NULL ||
-				!store_charge_adds_up(sum->accounting,
-								(cc_cost) {.accounting = (cc_accounting) item->accounting,
-										   .units = item->release_units},
-								item->releases, item->units))
-				break;
-			if (ITEM_KIND(item) == ITEM_CHARGE)
-			{
-				sum->spent_units += item->units;
-				return true;
-			}
-			/* a refund never exceeds what its ledger was charged */
-			if (item->units <= sum->spent_units)
-			{
-				sum->spent_units -= item->units;
-				return true;
-			}
+			applied = apply_charge(item);
 			break;
-		case ITEM_LEGACY_BEGIN:
-			store_state->legacy_begun = true;
-			store_state->legacy_size = (int64) item->units;
-			store_state->legacy_crc = (pg_crc32c) item->ledger;
-			return true;
-		case ITEM_LEGACY_END:
-			store_state->legacy_done = true;
-			return true;
-		case ITEM_STALE:
-			store_state->stale = true;
-			strlcpy(store_state->stale_target, item->text + strlen(item->text) + 1,
-					sizeof(store_state->stale_target));
-			return true;
-		case ITEM_ACCEPTED:
-			store_state->stale = false;
-			return true;
 		case ITEM_BLOCK_CHARGE:
-			{
-				BlockRun	run;
-
-				sum = hash_search(store_sums, &item->ledger, HASH_FIND, NULL);
-				if (sum == NULL || !store_item_block_run(item, &run) ||
-					!store_charge_adds_up(sum->accounting,
-									(cc_cost) {.accounting = (cc_accounting) item->accounting,
-											   .units = item->release_units},
-									item->releases, item->units) || item->releases != 1)
-					break;
-				return apply_block_run(item->ledger, &run, item->units);
-			}
+			applied = apply_block_charge(item);
+			break;
 		case ITEM_FORGOTTEN:
-			/* appended only for a ledger the store knows, under the lock */
-			if (hash_search(store_sums, &item->ledger, HASH_FIND, NULL) == NULL)
-				break;
-			forget_ledger(item->ledger);
-			return true;
+			applied = apply_forgotten(item);
+			break;
+		default:
+			applied = apply_store_event(item);
+			break;
 	}
-	snprintf(what, sizeof(what), "an unexpected item of kind %u (accounting %u) for ledger " INT64_FORMAT,
-			 item->kind, item->accounting, item->ledger);
-	store_mark_damaged(what);
-	return false;
+	if (applied == UNEXPECTED)
+	{
+		snprintf(what, sizeof(what), "an unexpected item of kind %u (accounting %u) for ledger " INT64_FORMAT,
+				 item->kind, item->accounting, item->ledger);
+		store_mark_damaged(what);
+	}
+	return applied == APPLIED;
 }
 
 static bool
@@ -394,85 +435,23 @@ store_lock(LWLockMode mode)
 }
 
 /*
- * Append an item (format 2, stored as seal_item says): to the last page if
- * it fits, else to a new one; logged, not flushed.  Exclusive lock held.
- * Returns the record's end.  The page read and the record written are not
- * the caller's buffer and WAL usage (common/seal.h): EXPLAIN (ANALYZE,
- * BUFFERS, WAL) around a release shows the call, not how full the store's
- * last page was.
+ * Append an item (format 2, stored as store_seal_item says) to the store's
+ * pages, logged, not flushed (store_wal_append), and to the sums.
+ * Exclusive lock held.  Returns the record's end.  The page read and the
+ * record written are not the caller's buffer and WAL usage (common/seal.h):
+ * EXPLAIN (ANALYZE, BUFFERS, WAL) around a release shows the call, not how
+ * full the store's last page was.
  */
 XLogRecPtr
 store_append_item(StoreItem *item)
 {
 	SealedUsage usage;
-	Buffer		buf = InvalidBuffer;
-	Page		page;
-	bool		init = false;
-	xl_store_append xlrec;
 	XLogRecPtr	recptr;
 	char		compact[ITEM_MAX];
-	const StoreItem *stored;
 
 	Assert(!RecoveryInProgress());
 	seal_usage_save(&usage);
-	stored = store_seal_item(item, compact);
-	if (store_state->last_block != InvalidBlockNumber)
-	{
-		buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, store_state->last_block,
-										RBM_NORMAL, NULL, true);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		if (PageIsNew(page))
-			init = true;
-		else if (PageGetFreeSpace(page) < MAXALIGN(stored->length))
-		{
-			UnlockReleaseBuffer(buf);
-			buf = InvalidBuffer;
-		}
-	}
-	if (buf == InvalidBuffer)
-	{
-		SMgrRelation srel = store_smgr();
-
-		/*
-		 * A store with a page has its file.  Only the first page asks:
-		 * smgrexists() closes and reopens the file, two system calls that
-		 * would otherwise come with every new page, under the lock.
-		 */
-		if (store_state->last_block == InvalidBlockNumber && !smgrexists(srel, MAIN_FORKNUM))
-			smgrcreate(srel, MAIN_FORKNUM, false);
-		buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, P_NEW,
-										RBM_NORMAL, NULL, true);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		store_state->last_block = BufferGetBlockNumber(buf);
-		init = true;
-	}
-	page = BufferGetPage(buf);
-
-	START_CRIT_SECTION();
-	if (init)
-	{
-		StoreSpecial *special;
-
-		PageInit(page, BLCKSZ, sizeof(StoreSpecial));
-		special = (StoreSpecial *) PageGetSpecialPointer(page);
-		special->magic = STORE_MAGIC;
-		special->version = STORE_VERSION;
-	}
-	xlrec.offnum = PageAddItem(page, (Item) stored, stored->length, InvalidOffsetNumber, false, false);
-	if (xlrec.offnum == InvalidOffsetNumber)
-		elog(PANIC, "could not add an item to the ledger store");
-	MarkBufferDirty(buf);
-
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, SizeOfStoreAppend);
-	XLogRegisterData((char *) stored, stored->length);
-	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (init ? REGBUF_WILL_INIT : 0));
-	recptr = XLogInsert(RM_CONTCOUNT_ID, init ? XLOG_STORE_APPEND_INIT : XLOG_STORE_APPEND);
-	PageSetLSN(page, recptr);
-	END_CRIT_SECTION();
-
-	UnlockReleaseBuffer(buf);
+	recptr = store_wal_append(store_seal_item(item, compact), &store_state->last_block);
 	seal_usage_restore(&usage);
 	if (!apply_item(item))
 		store_refuse_if_damaged();
@@ -560,48 +539,18 @@ store_refuse_in_recovery(void)
 }
 
 /*
- * Redo: add the item to its page unless the page has it already, and, once
- * the sums are loaded, to the sums.
+ * Redo: add the item to its page unless the page has it already
+ * (store_wal_redo_page), and, once the sums are loaded, to the sums.
  */
 static void
 store_redo(XLogReaderState *record)
 {
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	xl_store_append *xlrec = (xl_store_append *) XLogRecGetData(record);
-	const StoreItem *item = (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
-	Buffer		buf;
-	XLogRedoAction action;
+	const StoreItem *item = store_wal_record_item(record);
+	BlockNumber blkno;
 
-	if (info != XLOG_STORE_APPEND && info != XLOG_STORE_APPEND_INIT)
-		elog(PANIC, "contcount redo: unknown record kind %u", info);
 	LWLockAcquire(store_state->lock, LW_EXCLUSIVE);
-	if (info == XLOG_STORE_APPEND_INIT)
+	if (store_wal_redo_page(record, item, &blkno) && store_state->loaded)
 	{
-		StoreSpecial *special;
-
-		buf = XLogInitBufferForRedo(record, 0);
-		PageInit(BufferGetPage(buf), BLCKSZ, sizeof(StoreSpecial));
-		special = (StoreSpecial *) PageGetSpecialPointer(BufferGetPage(buf));
-		special->magic = STORE_MAGIC;
-		special->version = STORE_VERSION;
-		action = BLK_NEEDS_REDO;
-	}
-	else
-		action = XLogReadBufferForRedo(record, 0, &buf);
-	if (action == BLK_NEEDS_REDO)
-	{
-		Page		page = BufferGetPage(buf);
-
-		if (PageAddItem(page, (Item) item, item->length, xlrec->offnum, false, false) != xlrec->offnum)
-			elog(PANIC, "contcount redo: could not add an item to the ledger store");
-		PageSetLSN(page, record->EndRecPtr);
-		MarkBufferDirty(buf);
-	}
-	if (store_state->loaded && (action == BLK_NEEDS_REDO || action == BLK_RESTORED))
-	{
-		BlockNumber blkno;
-
-		XLogRecGetBlockTag(record, 0, NULL, NULL, &blkno);
 		if (store_state->last_block == InvalidBlockNumber || blkno > store_state->last_block)
 			store_state->last_block = blkno;
 		if (!store_state->damaged)
@@ -612,8 +561,6 @@ store_redo(XLogReaderState *record)
 			(void) apply_item(store_item_in_format_2(item, format_2));
 		}
 	}
-	if (BufferIsValid(buf))
-		UnlockReleaseBuffer(buf);
 	LWLockRelease(store_state->lock);
 }
 

@@ -203,12 +203,17 @@ extern const StoreItem *store_seal_item(StoreItem *item, char *buf);
 extern bool store_charge_adds_up(cc_accounting ledger, cc_cost cost, int64 releases, uint64 units);
 extern bool store_item_block_run(const StoreItem *item, BlockRun *run);
 extern const StoreItem *store_item_in_format_2(const StoreItem *item, char *buf);
+extern void store_page_init(Page page);
 extern SMgrRelation store_smgr(void);
 extern BlockNumber store_blocks(void);
 extern ScanResult store_scan_items(bool (*fn) (const StoreItem *item, void *arg), void *arg,
 								   char *what, size_t whatlen);
 
-/* store_wal.c: durability, and the resource manager's desc, identify, mask */
+/* store_wal.c: the records, their redo on pages, durability, desc, identify, mask */
+extern XLogRecPtr store_wal_append(const StoreItem *stored, BlockNumber *last_block);
+extern const StoreItem *store_wal_record_item(XLogReaderState *record);
+extern bool store_wal_redo_page(XLogReaderState *record, const StoreItem *item,
+								BlockNumber *blkno);
 extern void store_make_durable(XLogRecPtr recptr);
 extern void store_desc(StringInfo buf, XLogReaderState *record);
 extern const char *store_identify(uint8 info);

@@ -302,6 +302,18 @@ store_item_in_format_2(const StoreItem *item, char *buf)
 	return copy;
 }
 
+/* Make page an empty page of the store, with its special space. */
+void
+store_page_init(Page page)
+{
+	StoreSpecial *special;
+
+	PageInit(page, BLCKSZ, sizeof(StoreSpecial));
+	special = (StoreSpecial *) PageGetSpecialPointer(page);
+	special->magic = STORE_MAGIC;
+	special->version = STORE_VERSION;
+}
+
 /*
  * The store's file as the storage manager holds it, owned here so that it
  * stays open from one transaction to the next: unowned, it is closed at

@@ -1,7 +1,9 @@
 /*
  * store_wal.c
- *		Making the ledger store's WAL records durable, and describing them:
- *		contcount's resource manager's desc, identify and mask.
+ *		The ledger store's WAL records: appending an item to a page and
+ *		logging it, redoing it on its page, making it durable, and
+ *		describing it (contcount's resource manager's desc, identify and
+ *		mask).
  *
  * Why a relation in WAL.  A charge must outlive the transaction that makes
  * it (ROLLBACK, an error, a cancel or PREPARE TRANSACTION cannot take it
@@ -14,11 +16,14 @@
  * does) before the release returns a value.  A refund is logged but not
  * flushed: losing one only keeps budget spent.
  *
- * What it owns: the wait for the flush and the synchronous standbys, and
- * how a record reads in pg_waldump.  The record format is in
- * store_internal.h; ledger_store.c inserts and redoes the records under
- * StoreShared->lock (its locking protocol); the flush here is made after
- * that lock is released, so that concurrent flushes group-commit.
+ * What it owns: the record (its format is in store_internal.h) and the
+ * pages' side of it: which page an item goes to, the page change and the
+ * insert, the page's redo, the wait for the flush and the synchronous
+ * standbys, and how a record reads in pg_waldump.  ledger_store.c calls the
+ * append and the redo under StoreShared->lock held exclusively, always
+ * taken before a buffer lock (its locking protocol), and applies the item
+ * to the sums; the flush here is made after that lock is released, so that
+ * concurrent flushes group-commit.
  *
  * IDENTIFICATION
  *	  src/ledger/store_wal.c
@@ -28,16 +33,144 @@
 #include "access/bufmask.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xlogutils.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
 #include "replication/walsender_private.h"
+#include "storage/bufmgr.h"
 #include "storage/lwlock.h"
 #include "utils/guc.h"
 
 #include "ledger/ledger_store.h"
 #include "ledger/store_internal.h"
+
+/*
+ * The store's last page, locked exclusively, if it has room for need bytes
+ * (*init if it is new: a crash cut its extension short); else a new page
+ * added to the file, *init set, and *last_block moved to it.
+ */
+static Buffer
+page_with_room(Size need, BlockNumber *last_block, bool *init)
+{
+	Buffer		buf;
+	SMgrRelation srel;
+
+	*init = false;
+	if (*last_block != InvalidBlockNumber)
+	{
+		buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, *last_block,
+										RBM_NORMAL, NULL, true);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (PageIsNew(BufferGetPage(buf)))
+			*init = true;
+		if (*init || PageGetFreeSpace(BufferGetPage(buf)) >= need)
+			return buf;
+		UnlockReleaseBuffer(buf);
+	}
+	srel = store_smgr();
+
+	/*
+	 * A store with a page has its file.  Only the first page asks:
+	 * smgrexists() closes and reopens the file, two system calls that would
+	 * otherwise come with every new page, under the lock.
+	 */
+	if (*last_block == InvalidBlockNumber && !smgrexists(srel, MAIN_FORKNUM))
+		smgrcreate(srel, MAIN_FORKNUM, false);
+	buf = ReadBufferWithoutRelcache(store_node, MAIN_FORKNUM, P_NEW,
+									RBM_NORMAL, NULL, true);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	*last_block = BufferGetBlockNumber(buf);
+	*init = true;
+	return buf;
+}
+
+/*
+ * Add a sealed item to the store's last page if it fits, else to a new one
+ * (*last_block: the last page, or InvalidBlockNumber; moved to a new one),
+ * and log it, as a heap insert does: the page change and the WAL insert in
+ * one critical section.  Not flushed.  StoreShared->lock held exclusively.
+ * Returns the record's end.
+ */
+XLogRecPtr
+store_wal_append(const StoreItem *stored, BlockNumber *last_block)
+{
+	bool		init;
+	Buffer		buf = page_with_room(MAXALIGN(stored->length), last_block, &init);
+	Page		page = BufferGetPage(buf);
+	xl_store_append xlrec;
+	XLogRecPtr	recptr;
+
+	START_CRIT_SECTION();
+	if (init)
+		store_page_init(page);
+	xlrec.offnum = PageAddItem(page, (Item) stored, stored->length, InvalidOffsetNumber, false, false);
+	if (xlrec.offnum == InvalidOffsetNumber)
+		elog(PANIC, "could not add an item to the ledger store");
+	MarkBufferDirty(buf);
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfStoreAppend);
+	XLogRegisterData((char *) stored, stored->length);
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (init ? REGBUF_WILL_INIT : 0));
+	recptr = XLogInsert(RM_CONTCOUNT_ID, init ? XLOG_STORE_APPEND_INIT : XLOG_STORE_APPEND);
+	PageSetLSN(page, recptr);
+	END_CRIT_SECTION();
+
+	UnlockReleaseBuffer(buf);
+	return recptr;
+}
+
+/* The item a record of ours carries; PANIC on a kind we do not know. */
+const StoreItem *
+store_wal_record_item(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info != XLOG_STORE_APPEND && info != XLOG_STORE_APPEND_INIT)
+		elog(PANIC, "contcount redo: unknown record kind %u", info);
+	return (const StoreItem *) (XLogRecGetData(record) + SizeOfStoreAppend);
+}
+
+/*
+ * Redo a record's item on its page unless the page has it already (the
+ * page LSN).  Returns whether the sums need it too (the page took it now,
+ * or was restored from a full-page image), with the page's number in
+ * *blkno.  StoreShared->lock held exclusively, taken before the buffer lock
+ * as appends do.
+ */
+bool
+store_wal_redo_page(XLogReaderState *record, const StoreItem *item, BlockNumber *blkno)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_store_append *xlrec = (xl_store_append *) XLogRecGetData(record);
+	Buffer		buf;
+	XLogRedoAction action;
+
+	if (info == XLOG_STORE_APPEND_INIT)
+	{
+		buf = XLogInitBufferForRedo(record, 0);
+		store_page_init(BufferGetPage(buf));
+		action = BLK_NEEDS_REDO;
+	}
+	else
+		action = XLogReadBufferForRedo(record, 0, &buf);
+	if (action == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+
+		if (PageAddItem(page, (Item) item, item->length, xlrec->offnum, false, false) != xlrec->offnum)
+			elog(PANIC, "contcount redo: could not add an item to the ledger store");
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	XLogRecGetBlockTag(record, 0, NULL, NULL, blkno);
+	return action == BLK_NEEDS_REDO || action == BLK_RESTORED;
+}
 
 /*
  * Make a record durable before anything it pays for is shown: flushed here,
