@@ -501,40 +501,10 @@ take_back_as(int64 ledger, const char *name, cc_accounting accounting)
 	return 0;					/* not reached */
 }
 
-/*
- * create_ledger(name, epsilon): a pure ledger; create_ledger(name, rho,
- * delta), from 0.5: a zCDP ledger.
- */
-PG_FUNCTION_INFO_V1(contcount_create_ledger);
-Datum
-contcount_create_ledger(PG_FUNCTION_ARGS)
+/* A ledger name the store can keep: not empty, at most LEDGER_NAME_MAX bytes. */
+static void
+require_ledger_name(const char *name)
 {
-	/* the pure form's row has no delta, as before 0.5 */
-	static SPIPlanPtr plan_pure = NULL;
-	static SPIPlanPtr plan_zcdp = NULL;
-	static SPIPlanPtr plan2 = NULL;
-	char	   *name = arg_text(fcinfo, 0, "ledger name");
-	cc_accounting accounting = PG_NARGS() == 3 ? CC_ZCDP : CC_PURE;
-	NullableDatum budget = {budget_arg(fcinfo, 1, accounting == CC_ZCDP ? "rho" : "epsilon"), false};
-	NullableDatum none = {(Datum) 0, true};
-	int64		id;
-	int64		taken_back;
-	OwnerScope	scope;
-	Oid			types[5] = {INT8OID, TEXTOID, NUMERICOID, OIDOID, NUMERICOID};
-	Datum		values[5];
-
-	if (accounting == CC_ZCDP)
-	{
-		NullableDatum delta = delta_arg(fcinfo, 2);
-
-		if (delta.isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("delta must not be null"),
-					 errhint("A zCDP ledger is shown as (epsilon, delta)-DP at this delta.")));
-		values[4] = delta.value;
-	}
-
 	if (name[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -544,13 +514,22 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
-	owner_begin(&scope);
-	taken_back = take_back_as(ledger_to_take_back(name), name, accounting);
-	id = taken_back != 0 ? taken_back : new_ledger_id();
-	values[0] = Int64GetDatum(id);
-	values[1] = CStringGetTextDatum(name);
-	values[2] = budget.value;
-	values[3] = ObjectIdGetDatum(scope.caller);
+}
+
+/*
+ * Insert a new ledger's row (values: id, name, budget, creator, and a zCDP
+ * ledger's delta), and its creator's admin grant if not a superuser.  In
+ * the owner's scope.  42710 if a ledger of that name exists.
+ */
+static void
+insert_ledger(Datum *values, cc_accounting accounting, const char *name, Oid caller)
+{
+	/* the pure form's row has no delta, as before 0.5 */
+	static SPIPlanPtr plan_pure = NULL;
+	static SPIPlanPtr plan_zcdp = NULL;
+	static SPIPlanPtr plan2 = NULL;
+	Oid			types[5] = {INT8OID, TEXTOID, NUMERICOID, OIDOID, NUMERICOID};
+
 	/* a concurrent creation of the name commits first, or aborts: wait */
 	if (accounting == CC_ZCDP)
 		owner_run(&plan_zcdp, "INSERT INTO contcount.ledger (id, name, budget, created_by, delta) "
@@ -565,13 +544,21 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("ledger \"%s\" already exists", name)));
 	/* a creator who is not a superuser manages what they created */
-	if (!superuser_arg(scope.caller))
+	if (!superuser_arg(caller))
 		owner_run(&plan2, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",
 				  4, types, values, NULL, SPI_OK_INSERT);
-	log_budget_change(scope.caller, id, "create", none, budget);
-	owner_end(&scope);
+}
 
-	if (taken_back != 0)
+/*
+ * After the rows, outside the owner's scope: a ledger that took back the
+ * store's ledger of its name says what that had spent; a new one is
+ * recorded in the store, last, and forgotten there if its creation rolls
+ * back.
+ */
+static void
+record_creation(int64 id, const char *name, Oid caller, cc_accounting accounting, bool taken_back)
+{
+	if (taken_back)
 	{
 		uint64		spent = 0;
 
@@ -585,10 +572,52 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	else
 	{
 		/* last: if this fails, the transaction takes the rows back */
-		ledger_store_create(id, name, scope.caller, accounting);
+		ledger_store_create(id, name, caller, accounting);
 		/* and if it rolls back, the store gives the ledger's room back */
 		ledger_forget_at_abort(id);
 	}
+}
+
+/*
+ * create_ledger(name, epsilon): a pure ledger; create_ledger(name, rho,
+ * delta), from 0.5: a zCDP ledger.
+ */
+PG_FUNCTION_INFO_V1(contcount_create_ledger);
+Datum
+contcount_create_ledger(PG_FUNCTION_ARGS)
+{
+	char	   *name = arg_text(fcinfo, 0, "ledger name");
+	cc_accounting accounting = PG_NARGS() == 3 ? CC_ZCDP : CC_PURE;
+	NullableDatum budget = {budget_arg(fcinfo, 1, accounting == CC_ZCDP ? "rho" : "epsilon"), false};
+	NullableDatum none = {(Datum) 0, true};
+	int64		id;
+	int64		taken_back;
+	OwnerScope	scope;
+	Datum		values[5];
+
+	if (accounting == CC_ZCDP)
+	{
+		NullableDatum delta = delta_arg(fcinfo, 2);
+
+		if (delta.isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("delta must not be null"),
+					 errhint("A zCDP ledger is shown as (epsilon, delta)-DP at this delta.")));
+		values[4] = delta.value;
+	}
+	require_ledger_name(name);
+	owner_begin(&scope);
+	taken_back = take_back_as(ledger_to_take_back(name), name, accounting);
+	id = taken_back != 0 ? taken_back : new_ledger_id();
+	values[0] = Int64GetDatum(id);
+	values[1] = CStringGetTextDatum(name);
+	values[2] = budget.value;
+	values[3] = ObjectIdGetDatum(scope.caller);
+	insert_ledger(values, accounting, name, scope.caller);
+	log_budget_change(scope.caller, id, "create", none, budget);
+	owner_end(&scope);
+	record_creation(id, name, scope.caller, accounting, taken_back != 0);
 	PG_RETURN_VOID();
 }
 
@@ -762,6 +791,118 @@ zcdp_epsilon_numeric(uint64 rho_units, double delta)
  */
 #define LEDGER_ROWS_0_5 10
 
+/* What the ledgers of ledger_rows()' SPI result spent, row by row. */
+typedef struct SpentRows
+{
+	uint64	   *spent;
+	cc_accounting *accounting;
+	bool	   *known;			/* false: not in the store */
+	LedgerReleases *releases;	/* of the zCDP ledgers with a delta, or NULL */
+} SpentRows;
+
+/*
+ * What each ledger of the SPI result spent, and then the releases of the
+ * zCDP ones with a delta (v05), in one scan of the store: what each spent is
+ * read before the releases behind it (ledger_curve.c).
+ */
+static void
+read_spent(bool v05, SpentRows *rows)
+{
+	int64	   *ids = palloc(sizeof(int64) * (SPI_processed + 1));
+	int			ncurves = 0;
+
+	rows->spent = palloc0(sizeof(uint64) * (SPI_processed + 1));
+	rows->accounting = palloc0(sizeof(cc_accounting) * (SPI_processed + 1));
+	rows->known = palloc(sizeof(bool) * (SPI_processed + 1));
+	rows->releases = NULL;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+													 1, &isnull));
+
+		rows->accounting[i] = CC_PURE;
+		rows->known[i] = ledger_store_spent(id, &rows->spent[i], &rows->accounting[i]);
+		if (v05 && rows->known[i] && rows->accounting[i] == CC_ZCDP)
+		{
+			(void) SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5, &isnull);
+			if (!isnull)
+				ids[ncurves++] = id;
+		}
+	}
+	if (ncurves > 0)
+		rows->releases = ledger_releases_read(ids, ncurves);
+}
+
+/*
+ * The epsilon columns of a zCDP ledger at its admin's delta: what it spent
+ * and may spend by the zCDP conversion, and, tighter, what it spent by the
+ * privacy curve of its releases (built in a context of its own, freed here).
+ */
+static void
+zcdp_epsilons(Datum *values, Datum delta, const LedgerReleases *releases, int64 id,
+			  uint64 spent, uint64 budget)
+{
+	double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta));
+	MemoryContext curve_context = AllocSetContextCreate(CurrentMemoryContext,
+														"contcount ledger curve",
+														ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(curve_context);
+	cc_privacy_curve *curve = ledger_curve_build(releases, id,
+												 TextDatumGetCString(values[0]));
+	double		tight = ledger_curve_epsilon(curve, CC_ZCDP, spent, d);
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(curve_context);
+	values[7] = zcdp_epsilon_numeric(spent, d);
+	values[8] = zcdp_epsilon_numeric(budget, d);
+	values[9] = epsilon_numeric_up(tight);
+}
+
+/* Row i of the SPI result as a row of ledger_rows(). */
+static void
+put_ledger_row(ReturnSetInfo *rsinfo, uint64 i, bool v05, const SpentRows *rows)
+{
+	HeapTuple	tuple = SPI_tuptable->vals[i];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		isnull;
+	int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+	uint64		budget = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
+	uint64		spent = rows->spent[i];
+	bool		known = rows->known[i];
+	Datum		values[LEDGER_ROWS_0_5];
+	bool		nulls[LEDGER_ROWS_0_5] = {false};
+
+	values[0] = SPI_getbinval(tuple, desc, 2, &isnull);
+	values[1] = ledger_units_numeric(budget, false);
+	values[4] = SPI_getbinval(tuple, desc, 4, &isnull);
+	/* not in the store: unusable, and of no known accounting */
+	if (!known)
+		nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[7] = nulls[8] = nulls[9] = true;
+	else
+	{
+		values[2] = ledger_units_numeric(spent, false);
+		values[3] = ledger_units_numeric(spent < budget ? budget - spent : 0, false);
+		values[5] = CStringGetTextDatum(ledger_accounting_name(rows->accounting[i]));
+	}
+	if (known && rows->accounting[i] == CC_PURE)
+	{
+		values[6] = ledger_units_numeric(0, false);
+		values[7] = values[9] = values[2];
+		values[8] = values[1];
+	}
+	else if (known && v05)
+	{
+		Datum		delta = SPI_getbinval(tuple, desc, 5, &isnull);
+
+		values[6] = delta;
+		nulls[6] = nulls[7] = nulls[8] = nulls[9] = isnull;
+		if (!isnull)
+			zcdp_epsilons(values, delta, rows->releases, id, spent, budget);
+	}
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 /*
  * The ledgers the caller may spend from or manage, with what is left (in
  * the ledger's accounting), and from 0.5 that accounting and what the ledger
@@ -796,12 +937,7 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	const char *setting;
 	Oid			types[2] = {OIDOID, TEXTOID};
 	Datum		args[2];
-	int64	   *ids;
-	uint64	   *spent;
-	cc_accounting *accounting;
-	bool	   *known;
-	int			ncurves = 0;
-	LedgerReleases *releases = NULL;
+	SpentRows	rows;
 
 	InitMaterializedSRF(fcinfo, 0);
 	v05 = rsinfo->setDesc->natts == LEDGER_ROWS_0_5;
@@ -810,84 +946,9 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	setting = settings_ledger();
 	args[1] = CStringGetTextDatum(setting ? setting : "");
 	owner_run(&plans[v05], sql[v05], 2, types, args, NULL, SPI_OK_SELECT);
-
-	/* what each spent, read before the releases behind it (ledger_curve.c) */
-	ids = palloc(sizeof(int64) * (SPI_processed + 1));
-	spent = palloc0(sizeof(uint64) * (SPI_processed + 1));
-	accounting = palloc0(sizeof(cc_accounting) * (SPI_processed + 1));
-	known = palloc(sizeof(bool) * (SPI_processed + 1));
+	read_spent(v05, &rows);
 	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-													 1, &isnull));
-
-		accounting[i] = CC_PURE;
-		known[i] = ledger_store_spent(id, &spent[i], &accounting[i]);
-		if (v05 && known[i] && accounting[i] == CC_ZCDP)
-		{
-			(void) SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5, &isnull);
-			if (!isnull)
-				ids[ncurves++] = id;
-		}
-	}
-	if (ncurves > 0)
-		releases = ledger_releases_read(ids, ncurves);
-
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-		uint64		budget = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
-		Datum		values[LEDGER_ROWS_0_5];
-		bool		nulls[LEDGER_ROWS_0_5] = {false};
-
-		values[0] = SPI_getbinval(tuple, desc, 2, &isnull);
-		values[1] = ledger_units_numeric(budget, false);
-		values[4] = SPI_getbinval(tuple, desc, 4, &isnull);
-		/* not in the store: unusable, and of no known accounting */
-		if (!known[i])
-			nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[7] = nulls[8] = nulls[9] = true;
-		else
-		{
-			values[2] = ledger_units_numeric(spent[i], false);
-			values[3] = ledger_units_numeric(spent[i] < budget ? budget - spent[i] : 0, false);
-			values[5] = CStringGetTextDatum(ledger_accounting_name(accounting[i]));
-		}
-		if (known[i] && accounting[i] == CC_PURE)
-		{
-			values[6] = ledger_units_numeric(0, false);
-			values[7] = values[9] = values[2];
-			values[8] = values[1];
-		}
-		else if (known[i] && v05)
-		{
-			Datum		delta = SPI_getbinval(tuple, desc, 5, &isnull);
-
-			values[6] = delta;
-			nulls[6] = nulls[7] = nulls[8] = nulls[9] = isnull;
-			if (!isnull)
-			{
-				double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta));
-				MemoryContext curve_context = AllocSetContextCreate(CurrentMemoryContext,
-																	"contcount ledger curve",
-																	ALLOCSET_DEFAULT_SIZES);
-				MemoryContext old = MemoryContextSwitchTo(curve_context);
-				cc_privacy_curve *curve = ledger_curve_build(releases, id,
-															 TextDatumGetCString(values[0]));
-				double		tight = ledger_curve_epsilon(curve, CC_ZCDP, spent[i], d);
-
-				MemoryContextSwitchTo(old);
-				MemoryContextDelete(curve_context);
-				values[7] = zcdp_epsilon_numeric(spent[i], d);
-				values[8] = zcdp_epsilon_numeric(budget, d);
-				values[9] = epsilon_numeric_up(tight);
-			}
-		}
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
+		put_ledger_row(rsinfo, i, v05, &rows);
 	owner_end(&scope);
 	return (Datum) 0;
 }
