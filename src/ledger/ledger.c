@@ -427,8 +427,9 @@ typedef struct CatalogIds
 	int			n;
 } CatalogIds;
 
-static int
-compare_ids(const void *a, const void *b)
+/* Ledger ids in order, for qsort and bsearch. */
+int
+ledger_compare_ids(const void *a, const void *b)
 {
 	int64		x = *(const int64 *) a;
 	int64		y = *(const int64 *) b;
@@ -441,7 +442,7 @@ in_catalog(int64 ledger, void *arg)
 {
 	CatalogIds *catalog = (CatalogIds *) arg;
 
-	return bsearch(&ledger, catalog->ids, catalog->n, sizeof(int64), compare_ids) != NULL;
+	return bsearch(&ledger, catalog->ids, catalog->n, sizeof(int64), ledger_compare_ids) != NULL;
 }
 
 /*
@@ -467,7 +468,7 @@ ledger_to_take_back(const char *name)
 		catalog.ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
 													 SPI_tuptable->tupdesc, 1, &isnull));
 	}
-	qsort(catalog.ids, catalog.n, sizeof(int64), compare_ids);
+	qsort(catalog.ids, catalog.n, sizeof(int64), ledger_compare_ids);
 	return ledger_store_find_created(MyDatabaseId, name, in_catalog, &catalog);
 }
 
@@ -532,17 +533,13 @@ insert_ledger(Datum *values, cc_accounting accounting, const char *name, Oid cal
 
 	/* a concurrent creation of the name commits first, or aborts: wait */
 	if (accounting == CC_ZCDP)
-		owner_run(&plan_zcdp, "INSERT INTO contcount.ledger (id, name, budget, created_by, delta) "
-				  "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
-				  5, types, values, NULL, SPI_OK_INSERT);
+		owner_insert_new(&plan_zcdp, "INSERT INTO contcount.ledger (id, name, budget, created_by, delta) "
+						 "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
+						 5, types, values, "ledger", name);
 	else
-		owner_run(&plan_pure, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4) "
-				  "ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
-				  4, types, values, NULL, SPI_OK_INSERT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("ledger \"%s\" already exists", name)));
+		owner_insert_new(&plan_pure, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4) "
+						 "ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
+						 4, types, values, "ledger", name);
 	/* a creator who is not a superuser manages what they created */
 	if (!superuser_arg(caller))
 		owner_run(&plan2, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",

@@ -640,15 +640,6 @@ check_ledger(JsonbContainer *l, int n, int64 *id, char **live_name, ImportRoom *
 }
 
 static int
-compare_ids(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
 compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *) a, *(char *const *) b);
@@ -709,7 +700,7 @@ contcount_store_check_import(PG_FUNCTION_ARGS)
 		check_ledger(json_element(ledgers, i, 0, "ledgers"), i + 1, &ids[i], &names[nlive], &room);
 		nlive += names[nlive] != NULL;
 	}
-	qsort(ids, n, sizeof(int64), compare_ids);
+	qsort(ids, n, sizeof(int64), ledger_compare_ids);
 	qsort(names, nlive, sizeof(char *), compare_names);
 	for (int i = 1; i < n; i++)
 		if (ids[i] == ids[i - 1])

@@ -41,8 +41,8 @@
 #include "releases/spec.h"
 
 /* "start, end", for messages, palloc'd. */
-char *
-store_block_range(TimestampTz start, TimestampTz end)
+static char *
+block_range(TimestampTz start, TimestampTz end)
 {
 	char	   *first = pstrdup(timestamptz_to_str(start));
 
@@ -53,8 +53,8 @@ store_block_range(TimestampTz start, TimestampTz end)
  * The first block of ledger charged with another length than run's that
  * overlaps run's blocks, or NULL.  Lock held.
  */
-BlockSum *
-store_other_block(int64 ledger, const BlockRun *run)
+static BlockSum *
+other_block(int64 ledger, const BlockRun *run)
 {
 	HASH_SEQ_STATUS scan;
 	BlockSum   *block;
@@ -84,6 +84,23 @@ append_block_charge(char *buf, const StoreCharge *charge, const BlockRun *run)
 	memcpy((char *) item + item->length, run, sizeof(BlockRun));
 	item->length += sizeof(BlockRun);
 	return store_append_item(item);
+}
+
+/*
+ * 55000 if the block of an export in run overlaps a block of ledger (shown,
+ * as messages show it) charged with another length.  Lock held.
+ */
+void
+store_refuse_other_length(int64 ledger, const BlockRun *run, const char *shown)
+{
+	BlockSum   *block = other_block(ledger, run);
+
+	if (block != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a block of the export overlaps a block of another length in this store"),
+				 errdetail("Block [%s) of ledger %s is in this store.",
+						   block_range(block->key.start, block->end), shown)));
 }
 
 /* How many of run's blocks ledger does not hold yet.  Lock held. */
@@ -134,13 +151,13 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 	Assert(charge->ledger == ledger && charge->cost.units > 0 && run.length > 0 && run.count > 0);
 	sum = store_lock_for_charge(ledger, name);
 	each = ledger_store_release_units(sum->accounting, name, charge->cost);
-	block = store_other_block(ledger, &run);
+	block = other_block(ledger, &run);
 	if (block != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the blocks of ledger \"%s\" were charged with another length", name),
 				 errdetail("Block [%s) was charged, and a block is never made again with a fresh budget.",
-						   store_block_range(block->key.start, block->end)),
+						   block_range(block->key.start, block->end)),
 				 errhint("Declare the blocks' length as it was when they were charged.")));
 	/* every block pays, or none */
 	for (int64 i = 0; i < run.count; i++)
@@ -156,7 +173,7 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 			ereport(ERROR,
 					(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
 					 errmsg("privacy budget of block [%s) of ledger \"%s\" would be overspent",
-							store_block_range(key.start, key.start + run.length), name),
+							block_range(key.start, key.start + run.length), name),
 					 errdetail("Requested %s %s, remaining %s; no block of the release was charged.",
 							   sum->accounting == CC_PURE ? "epsilon" : "rho", spec_format_epsilon(each),
 							   spec_format_epsilon(spent > budget_units ? 0 : budget_units - spent))));
@@ -197,13 +214,7 @@ ledger_store_import_blocks(int64 ledger, const StoreBlock *exported, int nblocks
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a block of the export ends before it starts"),
 					 errdetail("A block of ledger %s.", name)));
-		block = store_other_block(ledger, &run);
-		if (block != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("a block of the export overlaps a block of another length in this store"),
-					 errdetail("Block [%s) of ledger %s is in this store.",
-							   store_block_range(block->key.start, block->end), name)));
+		store_refuse_other_length(ledger, &run, name);
 		block = hash_search(store_block_sums, &key, HASH_FIND, NULL);
 		spent = block ? block->spent_units : 0;
 		if (exported[i].spent_units <= spent)

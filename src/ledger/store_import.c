@@ -97,13 +97,13 @@ ledger_store_check_import_blocks(int64 ledger, const char *name, const StoreBloc
 								 int nblocks)
 {
 	int			fresh = 0;
+	const char *shown = psprintf("\"%s\"", name);
 
 	store_lock(LW_SHARED);
 	store_refuse_if_damaged();
 	for (int i = 0; i < nblocks; i++)
 	{
 		BlockRun	run = {exported[i].start, exported[i].end - exported[i].start, 1};
-		BlockSum   *block;
 
 		/* as the store holds them: in order, none overlapping another */
 		if (exported[i].end <= exported[i].start ||
@@ -112,13 +112,7 @@ ledger_store_check_import_blocks(int64 ledger, const char *name, const StoreBloc
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the blocks of the export of ledger \"%s\" are not in order, "
 							"each ending after it starts", name)));
-		block = store_other_block(ledger, &run);
-		if (block != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("a block of the export overlaps a block of another length in this store"),
-					 errdetail("Block [%s) of ledger \"%s\" is in this store.",
-							   store_block_range(block->key.start, block->end), name)));
+		store_refuse_other_length(ledger, &run, shown);
 		fresh += hash_search(store_block_sums, &(BlockKey) {ledger, exported[i].start}, HASH_FIND, NULL) == NULL;
 	}
 	LWLockRelease(store_state->lock);

@@ -253,7 +253,6 @@ extern LedgerSum *store_lock_for_charge(int64 ledger, const char *name);
 extern bool store_forgotten(int64 ledger, uint64 *spent_units, cc_accounting *accounting);
 
 /* store_blocks.c: blocks */
-extern char *store_block_range(TimestampTz start, TimestampTz end);
-extern BlockSum *store_other_block(int64 ledger, const BlockRun *run);
+extern void store_refuse_other_length(int64 ledger, const BlockRun *run, const char *shown);
 
 #endif							/* CONTCOUNT_STORE_INTERNAL_H */
