@@ -750,6 +750,25 @@ contcount_revoke_ledger(PG_FUNCTION_ARGS)
 }
 
 /*
+ * A release may be charged: not during recovery (a standby cannot record the
+ * charge), and to a ledger named or selected by contcount.ledger (name).
+ */
+static void
+require_ledger_selected(const char *name)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot release noisy values during recovery"),
+				 errdetail("A standby cannot record the charge that must precede a release.")));
+	if (name == NULL || name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_NO_LEDGER),
+				 errmsg("no privacy budget ledger is selected"),
+				 errhint("A superuser selects the ledger a role spends with ALTER ROLE ... SET contcount.ledger = 'name'.")));
+}
+
+/*
  * The ledger a release charges: the one named or contcount.ledger's, which
  * the caller (*role) must be allowed to spend; its row as committed now.  An
  * error when none is selected, it does not exist, the caller may not spend
@@ -766,16 +785,7 @@ paying_ledger(const char *ledger, bool by_source, LedgerRow *row, Oid *role)
 	bool		allowed;
 	uint64		generation;
 
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot release noisy values during recovery"),
-				 errdetail("A standby cannot record the charge that must precede a release.")));
-	if (name == NULL || name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_CONTCOUNT_NO_LEDGER),
-				 errmsg("no privacy budget ledger is selected"),
-				 errhint("A superuser selects the ledger a role spends with ALTER ROLE ... SET contcount.ledger = 'name'.")));
+	require_ledger_selected(name);
 
 	/*
 	 * The ledger contcount.ledger chooses, with no change of the caller's
