@@ -32,6 +32,8 @@
 #include "core/accounting.h"
 #include "ledger/ledger_store.h"
 
+/* ---- The resource manager and its record kinds (store_wal.c) ---- */
+
 /*
  * The resource manager id: the one PostgreSQL reserves for experiments,
  * until contcount registers one on the wiki's list.
@@ -42,6 +44,8 @@
 /* WAL record kinds (the high bits of xl_info are the resource manager's) */
 #define XLOG_STORE_APPEND 0x10	/* an item added to a page */
 #define XLOG_STORE_APPEND_INIT 0x20 /* the same, on a page it starts */
+
+/* ---- Items and pages (store_page.c): formats never change ---- */
 
 #define STORE_RELFILENODE 1668247156	/* "cont" */
 #define STORE_MAGIC 0x636f756e	/* "coun", in each page's special space */
@@ -121,6 +125,8 @@ typedef struct BlockRun
 #define ITEM_TEXT_MAX (MAX_FUNCTION + 1 + MAX_STATEMENT + 1)
 #define ITEM_MAX (ITEM_FIXED + ITEM_TEXT_MAX + (int) sizeof(BlockRun))
 
+/* ---- The WAL record (store_wal.c) ---- */
+
 /* The WAL record: the item, and where it went. */
 typedef struct xl_store_append
 {
@@ -135,6 +141,8 @@ typedef struct StoreSpecial
 	uint32		magic;
 	uint32		version;
 } StoreSpecial;
+
+/* ---- The shared state (ledger_store.c, and its locking protocol) ---- */
 
 typedef struct StoreShared
 {
