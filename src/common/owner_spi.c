@@ -164,6 +164,17 @@ owner_insert_new(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 }
 
 void
+owner_select_existing(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+					  const Datum *values, const char *kind, const char *name)
+{
+	run(plan, sql, nargs, types, values, NULL, SPI_OK_SELECT, true);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("%s \"%s\" does not exist", kind, name)));
+}
+
+void
 owner_read_committed(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 					 const Datum *values, const char *nulls)
 {

@@ -405,13 +405,9 @@ lock_budget(int64 ledger, const char *name)
 	Datum		values[1] = {Int64GetDatum(ledger)};
 	NullableDatum budget;
 
-	owner_run(&plan, "SELECT budget FROM contcount.ledger "
-			  "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL FOR UPDATE",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("ledger \"%s\" does not exist", name)));
+	owner_select_existing(&plan, "SELECT budget FROM contcount.ledger "
+						  "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL FOR UPDATE",
+						  1, types, values, "ledger", name);
 	budget.value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &budget.isnull);
 	budget.value = datumCopy(budget.value, false, -1);
 	return budget;
