@@ -36,8 +36,9 @@
  * releases cost in their own accounting (each pure release's epsilon, each
  * Gaussian release's rho and what its noise is, cc_gauss, and how many)
  * and what the ledger was charged in its own (units), so that the
- * composition can be rebuilt release by release (ledger_curve.c).  Applying an item checks that the two agree (a zCDP release on a
- * pure ledger, or units that are not the releases' cost, damage the store).
+ * composition can be rebuilt release by release (ledger_curve.c).
+ * Applying an item checks that the two agree (a zCDP release on a pure
+ * ledger, or units that are not the releases' cost, damage the store).
  *
  * Forgetting.  A ledger that nothing can charge any more (its drop
  * committed, or its creation rolled back: ledger_forget.c) gives back its
