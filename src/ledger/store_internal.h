@@ -19,6 +19,7 @@
 
 #include "access/xlogdefs.h"
 #include "access/xlogreader.h"
+#include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "port/pg_crc32c.h"
 #include "port/atomics.h"
@@ -30,7 +31,13 @@
 #include "utils/hsearch.h"
 
 #include "core/accounting.h"
-#include "ledger/ledger_store.h"
+
+/*
+ * A charge as the store's API (ledger_store.h) has it; that header is not
+ * included here, so that no include goes from ledger_store.c's own header
+ * back to this one.
+ */
+struct StoreCharge;
 
 /* ---- The resource manager and its record kinds (store_wal.c) ---- */
 
@@ -52,8 +59,6 @@
 #define STORE_VERSION 1
 #define MAX_FUNCTION 63
 #define MAX_STATEMENT 1023
-/* a creation keeps the ledger's name as its statement: whole */
-StaticAssertDecl(LEDGER_NAME_MAX <= MAX_STATEMENT, "a ledger name must fit an item");
 
 typedef enum ItemKind
 {
@@ -206,7 +211,8 @@ typedef enum ScanResult
 /* store_page.c: items and pages */
 extern const RelFileNode store_node;
 extern StoreItem *store_build_item(char *buf, ItemKind kind, int64 ledger, uint64 units,
-								   const StoreCharge *charge, const char *function_text);
+								   const struct StoreCharge *charge,
+								   const char *function_text);
 extern const StoreItem *store_seal_item(StoreItem *item, char *buf);
 extern bool store_charge_adds_up(cc_accounting ledger, cc_cost cost, int64 releases, uint64 units);
 extern bool store_item_block_run(const StoreItem *item, BlockRun *run);

@@ -86,6 +86,9 @@ typedef struct CompactItem
 #define ITEM_FIXED_1 ((int) offsetof(StoreItem, release_units))
 #define COMPACT_FIXED ((int) offsetof(CompactItem, text))
 
+/* a creation keeps the ledger's name as its statement: whole */
+StaticAssertDecl(LEDGER_NAME_MAX <= MAX_STATEMENT, "a ledger name must fit an item");
+
 const RelFileNode store_node = {GLOBALTABLESPACE_OID, InvalidOid, STORE_RELFILENODE};
 
 static pg_crc32c
