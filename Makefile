@@ -14,7 +14,8 @@ GLUE_SRCS = $(addprefix src/,contcount.c shmem.c) \
 	$(addprefix src/releases/,spec.c release.c call_site.c running_count.c running_counts.c \
 		noisy_count.c running_mean.c stream_privacy.c window_counts.c) \
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c ledger_forget.c \
-		ledger_curve.c) \
+		ledger_curve.c ledger_curve_sql.c ledger_views.c store_page.c store_wal.c store_stale.c store_legacy.c \
+		store_room.c store_charge.c store_audit.c store_blocks.c store_import.c) \
 	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
 		statement_rows.c) \
 	$(addprefix src/sources/,source.c bounding.c source_counter.c source_mean.c source_blocks.c source_blocks_sql.c \

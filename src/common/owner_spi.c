@@ -154,6 +154,28 @@ owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 }
 
 void
+owner_insert_new(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+				 const Datum *values, const char *kind, const char *name)
+{
+	run(plan, sql, nargs, types, values, NULL, SPI_OK_INSERT, true);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("%s \"%s\" already exists", kind, name)));
+}
+
+void
+owner_select_existing(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+					  const Datum *values, const char *kind, const char *name)
+{
+	run(plan, sql, nargs, types, values, NULL, SPI_OK_SELECT, true);
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("%s \"%s\" does not exist", kind, name)));
+}
+
+void
 owner_read_committed(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 					 const Datum *values, const char *nulls)
 {

@@ -43,6 +43,23 @@ extern void owner_end(OwnerScope *scope);
 extern void owner_run(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
 					  const Datum *values, const char *nulls, int expected);
 
+/*
+ * owner_run for the INSERT ... ON CONFLICT DO NOTHING of a new named object
+ * (kind "ledger", name its name): 42710 if it inserted nothing, that is if
+ * an object of that name exists (a concurrent creation commits first, or
+ * aborts: the INSERT waits).
+ */
+extern void owner_insert_new(SPIPlanPtr *plan, const char *sql, int nargs, const Oid *types,
+							 const Datum *values, const char *kind, const char *name);
+
+/*
+ * owner_run for a SELECT of a named object's row (kind "ledger", name its
+ * name): 42704 if it returns no row.
+ */
+extern void owner_select_existing(SPIPlanPtr *plan, const char *sql, int nargs,
+								  const Oid *types, const Datum *values, const char *kind,
+								  const char *name);
+
 /* The same for a plan the caller prepared and keeps. */
 extern void owner_execute(SPIPlanPtr plan, const Datum *values, int expected);
 

@@ -17,11 +17,10 @@
 
 #define HYBRID_HINT "Use mechanism \"hybrid\" for a stream of unknown length."
 
-void
-report_status(cc_status status, const cc_params *params, int64 step)
+/* A parameter out of its range, or not given where it is needed: 22023. */
+static void
+report_bad_parameter(cc_status status, const cc_params *params, const char *name)
 {
-	const char *name = params ? cc_kind_name(params->kind) : "";
-
 	switch (status)
 	{
 		case CC_BAD_EPSILON:
@@ -63,6 +62,25 @@ report_status(cc_status status, const cc_params *params, int64 step)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("beta must be strictly between 0 and 1")));
 			break;
+		case CC_BAD_RHO:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("rho must be between 0.000001 and 1000")));
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Noise the mechanism cannot draw, or a budget in the other accounting than
+ * the mechanism's noise: 22023.
+ */
+static void
+report_bad_noise(cc_status status, const cc_params *params, const char *name)
+{
+	switch (status)
+	{
 		case CC_SCALE_TOO_LARGE:
 			if (params && params->privacy == CC_ZCDP)
 				ereport(ERROR,
@@ -75,6 +93,31 @@ report_status(cc_status status, const cc_params *params, int64 step)
 					 errmsg("noise scale of mechanism \"%s\" would exceed 10^15", name),
 					 errhint("Raise epsilon, or lower the horizon or the sensitivity.")));
 			break;
+		case CC_WRONG_PRIVACY:
+			if (params && cc_kind_privacy(params->kind) == CC_ZCDP)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("mechanism \"%s\" adds Gaussian noise and is charged in rho (zCDP), not epsilon",
+								name)));
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mechanism \"%s\" adds Laplace noise and is charged in epsilon, not rho",
+							name)));
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * What the stream did: a negative item (22023), more steps than its horizon
+ * (54000), a count beyond bigint (22003).
+ */
+static void
+report_bad_stream(cc_status status, const cc_params *params, int64 step)
+{
+	switch (status)
+	{
 		case CC_NEGATIVE_ITEM:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -94,25 +137,24 @@ report_status(cc_status status, const cc_params *params, int64 step)
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("running count is out of range for type bigint")));
 			break;
-		case CC_BAD_RHO:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("rho must be between 0.000001 and 1000")));
-			break;
-		case CC_WRONG_PRIVACY:
-			if (params && cc_kind_privacy(params->kind) == CC_ZCDP)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("mechanism \"%s\" adds Gaussian noise and is charged in rho (zCDP), not epsilon",
-								name)));
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("mechanism \"%s\" adds Laplace noise and is charged in epsilon, not rho",
-							name)));
-			break;
-		case CC_OK:
+		default:
 			break;
 	}
+}
+
+/*
+ * Raise the error a status of the core stands for (the parameters it was
+ * found with, or NULL; the step, for a bad item).  Never returns: CC_OK, or
+ * a status not known here, is an internal error.
+ */
+void
+report_status(cc_status status, const cc_params *params, int64 step)
+{
+	const char *name = params ? cc_kind_name(params->kind) : "";
+
+	report_bad_parameter(status, params, name);
+	report_bad_noise(status, params, name);
+	report_bad_stream(status, params, step);
 	elog(ERROR, "unexpected contcount status %d", (int) status);
 }
 

@@ -1,7 +1,8 @@
 /*
  * ledger.c
- *		Privacy budget ledgers: the SQL functions that manage and show them,
- *		and the charge every release makes.
+ *		Privacy budget ledgers: the SQL functions that manage them, and the
+ *		charge every release makes (the views that show them are in
+ *		ledger_views.c).
  *
  * A ledger's name, budget and grants live in the tables contcount.ledger and
  * contcount.ledger_grant, so managing them is transactional; what has been
@@ -26,7 +27,6 @@
 #include "postgres.h"
 
 #include <float.h>
-#include <math.h>
 
 #include "access/htup_details.h"
 #include "access/xact.h"
@@ -35,12 +35,10 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
@@ -49,7 +47,6 @@
 #include "common/owner_spi.h"
 #include "common/settings.h"
 #include "ledger/ledger.h"
-#include "ledger/ledger_curve.h"
 #include "ledger/ledger_forget.h"
 #include "ledger/ledger_store.h"
 #include "releases/spec.h"
@@ -408,13 +405,9 @@ lock_budget(int64 ledger, const char *name)
 	Datum		values[1] = {Int64GetDatum(ledger)};
 	NullableDatum budget;
 
-	owner_run(&plan, "SELECT budget FROM contcount.ledger "
-			  "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL FOR UPDATE",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("ledger \"%s\" does not exist", name)));
+	owner_select_existing(&plan, "SELECT budget FROM contcount.ledger "
+						  "WHERE id OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL FOR UPDATE",
+						  1, types, values, "ledger", name);
 	budget.value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &budget.isnull);
 	budget.value = datumCopy(budget.value, false, -1);
 	return budget;
@@ -427,8 +420,9 @@ typedef struct CatalogIds
 	int			n;
 } CatalogIds;
 
-static int
-compare_ids(const void *a, const void *b)
+/* Ledger ids in order, for qsort and bsearch. */
+int
+ledger_compare_ids(const void *a, const void *b)
 {
 	int64		x = *(const int64 *) a;
 	int64		y = *(const int64 *) b;
@@ -441,7 +435,7 @@ in_catalog(int64 ledger, void *arg)
 {
 	CatalogIds *catalog = (CatalogIds *) arg;
 
-	return bsearch(&ledger, catalog->ids, catalog->n, sizeof(int64), compare_ids) != NULL;
+	return bsearch(&ledger, catalog->ids, catalog->n, sizeof(int64), ledger_compare_ids) != NULL;
 }
 
 /*
@@ -467,7 +461,7 @@ ledger_to_take_back(const char *name)
 		catalog.ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
 													 SPI_tuptable->tupdesc, 1, &isnull));
 	}
-	qsort(catalog.ids, catalog.n, sizeof(int64), compare_ids);
+	qsort(catalog.ids, catalog.n, sizeof(int64), ledger_compare_ids);
 	return ledger_store_find_created(MyDatabaseId, name, in_catalog, &catalog);
 }
 
@@ -501,40 +495,10 @@ take_back_as(int64 ledger, const char *name, cc_accounting accounting)
 	return 0;					/* not reached */
 }
 
-/*
- * create_ledger(name, epsilon): a pure ledger; create_ledger(name, rho,
- * delta), from 0.5: a zCDP ledger.
- */
-PG_FUNCTION_INFO_V1(contcount_create_ledger);
-Datum
-contcount_create_ledger(PG_FUNCTION_ARGS)
+/* A ledger name the store can keep: not empty, at most LEDGER_NAME_MAX bytes. */
+static void
+require_ledger_name(const char *name)
 {
-	/* the pure form's row has no delta, as before 0.5 */
-	static SPIPlanPtr plan_pure = NULL;
-	static SPIPlanPtr plan_zcdp = NULL;
-	static SPIPlanPtr plan2 = NULL;
-	char	   *name = arg_text(fcinfo, 0, "ledger name");
-	cc_accounting accounting = PG_NARGS() == 3 ? CC_ZCDP : CC_PURE;
-	NullableDatum budget = {budget_arg(fcinfo, 1, accounting == CC_ZCDP ? "rho" : "epsilon"), false};
-	NullableDatum none = {(Datum) 0, true};
-	int64		id;
-	int64		taken_back;
-	OwnerScope	scope;
-	Oid			types[5] = {INT8OID, TEXTOID, NUMERICOID, OIDOID, NUMERICOID};
-	Datum		values[5];
-
-	if (accounting == CC_ZCDP)
-	{
-		NullableDatum delta = delta_arg(fcinfo, 2);
-
-		if (delta.isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("delta must not be null"),
-					 errhint("A zCDP ledger is shown as (epsilon, delta)-DP at this delta.")));
-		values[4] = delta.value;
-	}
-
 	if (name[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -544,34 +508,47 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ledger name must be at most %d bytes", LEDGER_NAME_MAX)));
-	owner_begin(&scope);
-	taken_back = take_back_as(ledger_to_take_back(name), name, accounting);
-	id = taken_back != 0 ? taken_back : new_ledger_id();
-	values[0] = Int64GetDatum(id);
-	values[1] = CStringGetTextDatum(name);
-	values[2] = budget.value;
-	values[3] = ObjectIdGetDatum(scope.caller);
+}
+
+/*
+ * Insert a new ledger's row (values: id, name, budget, creator, and a zCDP
+ * ledger's delta), and its creator's admin grant if not a superuser.  In
+ * the owner's scope.  42710 if a ledger of that name exists.
+ */
+static void
+insert_ledger(Datum *values, cc_accounting accounting, const char *name, Oid caller)
+{
+	/* the pure form's row has no delta, as before 0.5 */
+	static SPIPlanPtr plan_pure = NULL;
+	static SPIPlanPtr plan_zcdp = NULL;
+	static SPIPlanPtr plan2 = NULL;
+	Oid			types[5] = {INT8OID, TEXTOID, NUMERICOID, OIDOID, NUMERICOID};
+
 	/* a concurrent creation of the name commits first, or aborts: wait */
 	if (accounting == CC_ZCDP)
-		owner_run(&plan_zcdp, "INSERT INTO contcount.ledger (id, name, budget, created_by, delta) "
-				  "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
-				  5, types, values, NULL, SPI_OK_INSERT);
+		owner_insert_new(&plan_zcdp, "INSERT INTO contcount.ledger (id, name, budget, created_by, delta) "
+						 "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
+						 5, types, values, "ledger", name);
 	else
-		owner_run(&plan_pure, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4) "
-				  "ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
-				  4, types, values, NULL, SPI_OK_INSERT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("ledger \"%s\" already exists", name)));
+		owner_insert_new(&plan_pure, "INSERT INTO contcount.ledger (id, name, budget, created_by) VALUES ($1, $2, $3, $4) "
+						 "ON CONFLICT (name) WHERE dropped_at IS NULL DO NOTHING",
+						 4, types, values, "ledger", name);
 	/* a creator who is not a superuser manages what they created */
-	if (!superuser_arg(scope.caller))
+	if (!superuser_arg(caller))
 		owner_run(&plan2, "INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin) VALUES ($1, $4, true)",
 				  4, types, values, NULL, SPI_OK_INSERT);
-	log_budget_change(scope.caller, id, "create", none, budget);
-	owner_end(&scope);
+}
 
-	if (taken_back != 0)
+/*
+ * After the rows, outside the owner's scope: a ledger that took back the
+ * store's ledger of its name says what that had spent; a new one is
+ * recorded in the store, last, and forgotten there if its creation rolls
+ * back.
+ */
+static void
+record_creation(int64 id, const char *name, Oid caller, cc_accounting accounting, bool taken_back)
+{
+	if (taken_back)
 	{
 		uint64		spent = 0;
 
@@ -585,10 +562,52 @@ contcount_create_ledger(PG_FUNCTION_ARGS)
 	else
 	{
 		/* last: if this fails, the transaction takes the rows back */
-		ledger_store_create(id, name, scope.caller, accounting);
+		ledger_store_create(id, name, caller, accounting);
 		/* and if it rolls back, the store gives the ledger's room back */
 		ledger_forget_at_abort(id);
 	}
+}
+
+/*
+ * create_ledger(name, epsilon): a pure ledger; create_ledger(name, rho,
+ * delta), from 0.5: a zCDP ledger.
+ */
+PG_FUNCTION_INFO_V1(contcount_create_ledger);
+Datum
+contcount_create_ledger(PG_FUNCTION_ARGS)
+{
+	char	   *name = arg_text(fcinfo, 0, "ledger name");
+	cc_accounting accounting = PG_NARGS() == 3 ? CC_ZCDP : CC_PURE;
+	NullableDatum budget = {budget_arg(fcinfo, 1, accounting == CC_ZCDP ? "rho" : "epsilon"), false};
+	NullableDatum none = {(Datum) 0, true};
+	int64		id;
+	int64		taken_back;
+	OwnerScope	scope;
+	Datum		values[5];
+
+	if (accounting == CC_ZCDP)
+	{
+		NullableDatum delta = delta_arg(fcinfo, 2);
+
+		if (delta.isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("delta must not be null"),
+					 errhint("A zCDP ledger is shown as (epsilon, delta)-DP at this delta.")));
+		values[4] = delta.value;
+	}
+	require_ledger_name(name);
+	owner_begin(&scope);
+	taken_back = take_back_as(ledger_to_take_back(name), name, accounting);
+	id = taken_back != 0 ? taken_back : new_ledger_id();
+	values[0] = Int64GetDatum(id);
+	values[1] = CStringGetTextDatum(name);
+	values[2] = budget.value;
+	values[3] = ObjectIdGetDatum(scope.caller);
+	insert_ledger(values, accounting, name, scope.caller);
+	log_budget_change(scope.caller, id, "create", none, budget);
+	owner_end(&scope);
+	record_creation(id, name, scope.caller, accounting, taken_back != 0);
 	PG_RETURN_VOID();
 }
 
@@ -726,307 +745,23 @@ contcount_revoke_ledger(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-Datum
-ledger_units_numeric(uint64 units, bool negative)
-{
-	char	   *text = spec_format_epsilon(units);
-
-	if (negative && units > 0)
-		text = psprintf("-%s", text);
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(text),
-							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-}
-
-/* An epsilon bound as numeric, rounded up to a unit. */
-static Datum
-epsilon_numeric_up(double epsilon)
-{
-	double		units = ceil(epsilon * CC_EPSILON_UNITS_PER_ONE);
-
-	return ledger_units_numeric(units < (double) UINT64_MAX ? (uint64) units : UINT64_MAX, false);
-}
-
 /*
- * The epsilon at which rho_units of rho are (epsilon, delta)-DP, rounded up
- * to a unit (cc_zcdp_epsilon, which is already an upper bound).
+ * A release may be charged: not during recovery (a standby cannot record the
+ * charge), and to a ledger named or selected by contcount.ledger (name).
  */
-static Datum
-zcdp_epsilon_numeric(uint64 rho_units, double delta)
-{
-	return epsilon_numeric_up(cc_zcdp_epsilon((double) rho_units / CC_EPSILON_UNITS_PER_ONE, delta));
-}
-
-/*
- * The columns of ledger_rows() from 0.5 on; before, the first 5 (a database
- * not yet updated declares those, and tuplestore_putvalues takes as many).
- */
-#define LEDGER_ROWS_0_5 10
-
-/*
- * The ledgers the caller may spend from or manage, with what is left (in
- * the ledger's accounting), and from 0.5 that accounting and what the ledger
- * spent and may spend as (epsilon, delta)-DP: the contcount.ledgers view.  A
- * pure ledger is (spent, 0)-DP; a zCDP ledger is shown at the delta its admin
- * chose, by the zCDP conversion and, tighter, by the privacy curve of its
- * releases (ledger_curve.c), read for all of them in one scan of the store.
- */
-PG_FUNCTION_INFO_V1(contcount_ledger_rows);
-Datum
-contcount_ledger_rows(PG_FUNCTION_ARGS)
-{
-	/* before 0.5 the table has no delta */
-	static SPIPlanPtr plans[2] = {NULL, NULL};
-	static const char *const sql[2] = {
-		"SELECT id, name, "
-		"pg_catalog.int8(budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), created_at "
-		"FROM contcount.ledger "
-		"WHERE dropped_at IS NULL "
-		"AND (name OPERATOR(pg_catalog.=) $2 OR contcount.ledger_granted(id, $1, false)) "
-		"ORDER BY name COLLATE \"C\"",
-		"SELECT id, name, "
-		"pg_catalog.int8(budget OPERATOR(pg_catalog.*) 1000000000::pg_catalog.numeric), created_at, delta "
-		"FROM contcount.ledger "
-		"WHERE dropped_at IS NULL "
-		"AND (name OPERATOR(pg_catalog.=) $2 OR contcount.ledger_granted(id, $1, false)) "
-		"ORDER BY name COLLATE \"C\""
-	};
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		v05;
-	OwnerScope	scope;
-	const char *setting;
-	Oid			types[2] = {OIDOID, TEXTOID};
-	Datum		args[2];
-	int64	   *ids;
-	uint64	   *spent;
-	cc_accounting *accounting;
-	bool	   *known;
-	int			ncurves = 0;
-	LedgerReleases *releases = NULL;
-
-	InitMaterializedSRF(fcinfo, 0);
-	v05 = rsinfo->setDesc->natts == LEDGER_ROWS_0_5;
-	owner_begin(&scope);
-	args[0] = ObjectIdGetDatum(scope.caller);
-	setting = settings_ledger();
-	args[1] = CStringGetTextDatum(setting ? setting : "");
-	owner_run(&plans[v05], sql[v05], 2, types, args, NULL, SPI_OK_SELECT);
-
-	/* what each spent, read before the releases behind it (ledger_curve.c) */
-	ids = palloc(sizeof(int64) * (SPI_processed + 1));
-	spent = palloc0(sizeof(uint64) * (SPI_processed + 1));
-	accounting = palloc0(sizeof(cc_accounting) * (SPI_processed + 1));
-	known = palloc(sizeof(bool) * (SPI_processed + 1));
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-													 1, &isnull));
-
-		accounting[i] = CC_PURE;
-		known[i] = ledger_store_spent(id, &spent[i], &accounting[i]);
-		if (v05 && known[i] && accounting[i] == CC_ZCDP)
-		{
-			(void) SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 5, &isnull);
-			if (!isnull)
-				ids[ncurves++] = id;
-		}
-	}
-	if (ncurves > 0)
-		releases = ledger_releases_read(ids, ncurves);
-
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-		uint64		budget = DatumGetInt64(SPI_getbinval(tuple, desc, 3, &isnull));
-		Datum		values[LEDGER_ROWS_0_5];
-		bool		nulls[LEDGER_ROWS_0_5] = {false};
-
-		values[0] = SPI_getbinval(tuple, desc, 2, &isnull);
-		values[1] = ledger_units_numeric(budget, false);
-		values[4] = SPI_getbinval(tuple, desc, 4, &isnull);
-		/* not in the store: unusable, and of no known accounting */
-		if (!known[i])
-			nulls[2] = nulls[3] = nulls[5] = nulls[6] = nulls[7] = nulls[8] = nulls[9] = true;
-		else
-		{
-			values[2] = ledger_units_numeric(spent[i], false);
-			values[3] = ledger_units_numeric(spent[i] < budget ? budget - spent[i] : 0, false);
-			values[5] = CStringGetTextDatum(ledger_accounting_name(accounting[i]));
-		}
-		if (known[i] && accounting[i] == CC_PURE)
-		{
-			values[6] = ledger_units_numeric(0, false);
-			values[7] = values[9] = values[2];
-			values[8] = values[1];
-		}
-		else if (known[i] && v05)
-		{
-			Datum		delta = SPI_getbinval(tuple, desc, 5, &isnull);
-
-			values[6] = delta;
-			nulls[6] = nulls[7] = nulls[8] = nulls[9] = isnull;
-			if (!isnull)
-			{
-				double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, delta));
-				MemoryContext curve_context = AllocSetContextCreate(CurrentMemoryContext,
-																	"contcount ledger curve",
-																	ALLOCSET_DEFAULT_SIZES);
-				MemoryContext old = MemoryContextSwitchTo(curve_context);
-				cc_privacy_curve *curve = ledger_curve_build(releases, id,
-															 TextDatumGetCString(values[0]));
-				double		tight = ledger_curve_epsilon(curve, CC_ZCDP, spent[i], d);
-
-				MemoryContextSwitchTo(old);
-				MemoryContextDelete(curve_context);
-				values[7] = zcdp_epsilon_numeric(spent[i], d);
-				values[8] = zcdp_epsilon_numeric(budget, d);
-				values[9] = epsilon_numeric_up(tight);
-			}
-		}
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	owner_end(&scope);
-	return (Datum) 0;
-}
-
-/* The ledgers whose charges the caller may see, by id. */
-typedef struct AuditLedger
-{
-	int64		id;				/* hash key */
-	char	   *name;
-	cc_accounting accounting;
-} AuditLedger;
-
-/* The columns of charge_rows() from 0.5 on; before, the first 6. */
-#define CHARGE_ROWS_0_5 10
-
-typedef struct AuditScan
-{
-	HTAB	   *ledgers;
-	ReturnSetInfo *rsinfo;
-} AuditScan;
-
 static void
-audit_one(const StoreCharge *charge, void *arg)
+require_ledger_selected(const char *name)
 {
-	AuditScan  *scan = arg;
-	AuditLedger *ledger = hash_search(scan->ledgers, &charge->ledger, HASH_FIND, NULL);
-	Datum		values[CHARGE_ROWS_0_5];
-	bool		nulls[CHARGE_ROWS_0_5] = {false};
-
-	if (ledger == NULL)
-		return;
-	values[0] = TimestampTzGetDatum(charge->at);
-	values[1] = ObjectIdGetDatum(charge->role);
-	values[2] = CStringGetTextDatum(ledger->name);
-	values[3] = ledger_units_numeric(charge->units, charge->refund);
-	values[4] = CStringGetTextDatum(charge->function);
-	values[5] = CStringGetTextDatum(charge->statement);
-	/* from 0.5: the ledger's accounting, and its releases' own costs */
-	values[6] = CStringGetTextDatum(ledger_accounting_name(ledger->accounting));
-	values[7] = Int64GetDatum(charge->releases);
-	values[8] = ledger_units_numeric(charge->cost.units, false);
-	values[9] = values[8];
-	nulls[7] = charge->releases == 0;	/* not recorded before 0.5 */
-	nulls[8] = nulls[7] || charge->cost.accounting != CC_PURE;
-	nulls[9] = nulls[7] || charge->cost.accounting != CC_ZCDP;
-	tuplestore_putvalues(scan->rsinfo->setResult, scan->rsinfo->setDesc, values, nulls);
-}
-
-/*
- * Every charge to a ledger the caller administers, dropped ledgers
- * included: the contcount.charges view.  From 0.5 each row also says the
- * ledger's accounting (what its epsilon column counts: rho on a zCDP ledger)
- * and the releases it paid for: how many, and each one's epsilon (a pure
- * release) or rho (a zCDP release); unknown (null) for charges made before.
- */
-PG_FUNCTION_INFO_V1(contcount_charge_rows);
-Datum
-contcount_charge_rows(PG_FUNCTION_ARGS)
-{
-	static SPIPlanPtr plan = NULL;
-	static SPIPlanPtr plan_0_4 = NULL;
-	AuditScan	scan;
-	HASHCTL		info;
-	OwnerScope	scope;
-	Oid			types[1] = {OIDOID};
-	Datum		args[1];
-	MemoryContext outer = CurrentMemoryContext;
-
-	InitMaterializedSRF(fcinfo, 0);
-	scan.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	info.keysize = sizeof(int64);
-	info.entrysize = sizeof(AuditLedger);
-	info.hcxt = outer;
-	scan.ledgers = hash_create("contcount audit ledgers", 64, &info,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-
-	owner_begin(&scope);
-	args[0] = ObjectIdGetDatum(scope.caller);
-	/* before 0.5 the table has no delta, and every ledger is pure */
-	if (get_attnum(get_relname_relid("ledger", get_namespace_oid("contcount", false)),
-				   "delta") != InvalidAttrNumber)
-		owner_run(&plan, "SELECT id, name, delta IS NOT NULL FROM contcount.ledger "
-				  "WHERE contcount.ledger_granted(id, $1, true)",
-				  1, types, args, NULL, SPI_OK_SELECT);
-	else
-		owner_run(&plan_0_4, "SELECT id, name, false FROM contcount.ledger "
-				  "WHERE contcount.ledger_granted(id, $1, true)",
-				  1, types, args, NULL, SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-													 SPI_tuptable->tupdesc, 1, &isnull));
-		AuditLedger *ledger = hash_search(scan.ledgers, &id, HASH_ENTER, NULL);
-		uint64		spent;
-
-		ledger->name = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[i],
-															   SPI_tuptable->tupdesc, 2));
-		/*
-		 * A ledger the store forgot (dropped) has its accounting in its row:
-		 * only a zCDP ledger has a delta.  One the store never knew has no
-		 * charges to show.
-		 */
-		ledger->accounting = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-														3, &isnull)) ? CC_ZCDP : CC_PURE;
-		(void) ledger_store_spent(id, &spent, &ledger->accounting);
-	}
-	owner_end(&scope);
-
-	ledger_store_scan(audit_one, &scan);
-	return (Datum) 0;
-}
-
-/*
- * The budget changes of the ledgers the caller administers: the
- * contcount.budget_changes view.
- */
-PG_FUNCTION_INFO_V1(contcount_budget_change_rows);
-Datum
-contcount_budget_change_rows(PG_FUNCTION_ARGS)
-{
-	static SPIPlanPtr plan = NULL;
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	OwnerScope	scope;
-	Oid			types[1] = {OIDOID};
-	Datum		args[1];
-
-	InitMaterializedSRF(fcinfo, 0);
-	owner_begin(&scope);
-	args[0] = ObjectIdGetDatum(scope.caller);
-	owner_run(&plan, "SELECT c.at, c.role_id::pg_catalog.regrole, l.name, c.action, c.old_budget, c.new_budget "
-			  "FROM contcount.budget_change c "
-			  "JOIN contcount.ledger l ON l.id OPERATOR(pg_catalog.=) c.ledger_id "
-			  "WHERE contcount.ledger_granted(l.id, $1, true) ORDER BY c.at",
-			  1, types, args, NULL, SPI_OK_SELECT);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
-	owner_end(&scope);
-	return (Datum) 0;
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot release noisy values during recovery"),
+				 errdetail("A standby cannot record the charge that must precede a release.")));
+	if (name == NULL || name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_NO_LEDGER),
+				 errmsg("no privacy budget ledger is selected"),
+				 errhint("A superuser selects the ledger a role spends with ALTER ROLE ... SET contcount.ledger = 'name'.")));
 }
 
 /*
@@ -1046,16 +781,7 @@ paying_ledger(const char *ledger, bool by_source, LedgerRow *row, Oid *role)
 	bool		allowed;
 	uint64		generation;
 
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot release noisy values during recovery"),
-				 errdetail("A standby cannot record the charge that must precede a release.")));
-	if (name == NULL || name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_CONTCOUNT_NO_LEDGER),
-				 errmsg("no privacy budget ledger is selected"),
-				 errhint("A superuser selects the ledger a role spends with ALTER ROLE ... SET contcount.ledger = 'name'.")));
+	require_ledger_selected(name);
 
 	/*
 	 * The ledger contcount.ledger chooses, with no change of the caller's

@@ -124,4 +124,7 @@ extern bool ledger_delta_valid(Datum delta);
  */
 extern int64 ledger_require_visible(const char *name);
 
+/* Ledger ids (int64) in order, for qsort and bsearch. */
+extern int	ledger_compare_ids(const void *a, const void *b);
+
 #endif							/* CONTCOUNT_LEDGER_H */

@@ -148,6 +148,43 @@ accounting_arg(const char *name)
 #define STORE_IMPORT_0_5 15
 
 /*
+ * The n charges of an exported ledger, from store_import()'s arrays
+ * (fields[0..nfields): nfields 9 from 0.5, with each charge's releases; 6
+ * before, each charge pure, its releases not recorded); 22023 if one is not
+ * positive.
+ */
+static StoreCharge *
+export_charges(Datum *const *fields, int nfields, int n, int64 ledger)
+{
+	StoreCharge *charges = palloc0(sizeof(StoreCharge) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		charges[i].at = DatumGetTimestampTz(fields[0][i]);
+		charges[i].role = DatumGetObjectId(fields[1][i]);
+		charges[i].ledger = ledger;
+		if (DatumGetInt64(fields[2][i]) <= 0 ||
+			(nfields == 9 && (DatumGetInt64(fields[7][i]) < 0 || DatumGetInt64(fields[8][i]) <= 0)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a charge of the export is not positive")));
+		charges[i].units = DatumGetInt64(fields[2][i]);
+		charges[i].refund = DatumGetBool(fields[3][i]);
+		charges[i].function = TextDatumGetCString(fields[4][i]);
+		charges[i].statement = TextDatumGetCString(fields[5][i]);
+		if (nfields == 9)
+		{
+			charges[i].cost.accounting = accounting_arg(TextDatumGetCString(fields[6][i]));
+			charges[i].releases = DatumGetInt64(fields[7][i]);
+			charges[i].cost.units = DatumGetInt64(fields[8][i]);
+		}
+		else
+			charges[i].cost = cc_pure_cost(charges[i].units);
+	}
+	return charges;
+}
+
+/*
  * store_import(ledger_id, name, created_at, created_by, spent_units, at[],
  * role[], units[], refund[], function[], statement[]), and from 0.5 also
  * (accounting, release_accounting[], releases[], release_units[]): see
@@ -192,30 +229,7 @@ contcount_store_import(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a ledger of the export spent less than nothing")));
-	charges = palloc0(sizeof(StoreCharge) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		charges[i].at = DatumGetTimestampTz(fields[0][i]);
-		charges[i].role = DatumGetObjectId(fields[1][i]);
-		charges[i].ledger = PG_GETARG_INT64(0);
-		if (DatumGetInt64(fields[2][i]) <= 0 ||
-			(nfields == 9 && (DatumGetInt64(fields[7][i]) < 0 || DatumGetInt64(fields[8][i]) <= 0)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a charge of the export is not positive")));
-		charges[i].units = DatumGetInt64(fields[2][i]);
-		charges[i].refund = DatumGetBool(fields[3][i]);
-		charges[i].function = TextDatumGetCString(fields[4][i]);
-		charges[i].statement = TextDatumGetCString(fields[5][i]);
-		if (nfields == 9)
-		{
-			charges[i].cost.accounting = accounting_arg(TextDatumGetCString(fields[6][i]));
-			charges[i].releases = DatumGetInt64(fields[7][i]);
-			charges[i].cost.units = DatumGetInt64(fields[8][i]);
-		}
-		else
-			charges[i].cost = cc_pure_cost(charges[i].units);
-	}
+	charges = export_charges(fields, nfields, n, PG_GETARG_INT64(0));
 	PG_RETURN_TEXT_P(cstring_to_text(
 									 ledger_store_import(PG_GETARG_INT64(0),
 														 text_to_cstring(PG_GETARG_TEXT_PP(1)),
@@ -640,15 +654,6 @@ check_ledger(JsonbContainer *l, int n, int64 *id, char **live_name, ImportRoom *
 }
 
 static int
-compare_ids(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
 compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *) a, *(char *const *) b);
@@ -709,7 +714,7 @@ contcount_store_check_import(PG_FUNCTION_ARGS)
 		check_ledger(json_element(ledgers, i, 0, "ledgers"), i + 1, &ids[i], &names[nlive], &room);
 		nlive += names[nlive] != NULL;
 	}
-	qsort(ids, n, sizeof(int64), compare_ids);
+	qsort(ids, n, sizeof(int64), ledger_compare_ids);
 	qsort(names, nlive, sizeof(char *), compare_names);
 	for (int i = 1; i < n; i++)
 		if (ids[i] == ids[i - 1])

@@ -48,19 +48,18 @@ damaged(const char *what, int64 offset)
 			 errhint("Restore the server from a base backup taken before the update, with its WAL.")));
 }
 
-bool
-legacy_read(int64 *size, pg_crc32c *crc, int64 from,
-			void (*fn) (const LegacyRecord *record, void *arg), void *arg)
+/* The whole 0.2 file, palloc'd, its size in *size; NULL if there is none. */
+static char *
+read_legacy_file(int64 *size)
 {
 	struct stat st;
 	int			fd;
 	char	   *data;
-	int64		offset = 0;
 
 	if (stat(LEGACY_FILE, &st) != 0)
 	{
 		if (errno == ENOENT)
-			return false;
+			return NULL;
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not stat \"%s\": %m", LEGACY_FILE)));
@@ -76,30 +75,54 @@ legacy_read(int64 *size, pg_crc32c *crc, int64 from,
 				(errcode_for_file_access(),
 				 errmsg("could not read \"%s\": %m", LEGACY_FILE)));
 	CloseTransientFile(fd);
+	*size = st.st_size;
+	return data;
+}
 
-	while (offset < st.st_size)
+/*
+ * The record at offset of the file's size bytes of data, into *rec, checked
+ * (a damaged one is an error); false if it is cut short at the end: a write
+ * that never returned.
+ */
+static bool
+record_at(const char *data, int64 size, int64 offset, LegacyFileRecord *rec)
+{
+	pg_crc32c	rec_crc;
+
+	if (size - offset < LEGACY_FIXED)
+		return false;
+	memcpy(rec, data + offset, LEGACY_FIXED);
+	if (rec->length < LEGACY_FIXED + 2 || rec->length > 4096)
+		damaged("a record with a bad length", offset);
+	if (size - offset < rec->length)
+		return false;
+	INIT_CRC32C(rec_crc);
+	COMP_CRC32C(rec_crc, data + offset + sizeof(pg_crc32c), rec->length - sizeof(pg_crc32c));
+	FIN_CRC32C(rec_crc);
+	if (rec_crc != rec->crc || data[offset + rec->length - 1] != '\0')
+		damaged("a CRC mismatch", offset);
+	if (offset == 0 ? (rec->kind != LEGACY_HEADER || rec->ledger != LEGACY_MAGIC ||
+					   rec->epsilon_units != LEGACY_VERSION) :
+		(rec->kind != LEGACY_CREATED && rec->kind != LEGACY_CHARGE && rec->kind != LEGACY_REFUND))
+		damaged("an unexpected record", offset);
+	return true;
+}
+
+bool
+legacy_read(int64 *size, pg_crc32c *crc, int64 from,
+			void (*fn) (const LegacyRecord *record, void *arg), void *arg)
+{
+	int64		file_size;
+	char	   *data = read_legacy_file(&file_size);
+	int64		offset = 0;
+	LegacyFileRecord rec;
+
+	if (data == NULL)
+		return false;
+	while (offset < file_size && record_at(data, file_size, offset, &rec))
 	{
-		LegacyFileRecord rec;
 		const char *text = data + offset + LEGACY_FIXED;
-		pg_crc32c	rec_crc;
 
-		/* a record cut short at the end: a write that never returned */
-		if (st.st_size - offset < LEGACY_FIXED)
-			break;
-		memcpy(&rec, data + offset, LEGACY_FIXED);
-		if (rec.length < LEGACY_FIXED + 2 || rec.length > 4096)
-			damaged("a record with a bad length", offset);
-		if (st.st_size - offset < rec.length)
-			break;
-		INIT_CRC32C(rec_crc);
-		COMP_CRC32C(rec_crc, data + offset + sizeof(pg_crc32c), rec.length - sizeof(pg_crc32c));
-		FIN_CRC32C(rec_crc);
-		if (rec_crc != rec.crc || data[offset + rec.length - 1] != '\0')
-			damaged("a CRC mismatch", offset);
-		if (offset == 0 ? (rec.kind != LEGACY_HEADER || rec.ledger != LEGACY_MAGIC ||
-						   rec.epsilon_units != LEGACY_VERSION) :
-			(rec.kind != LEGACY_CREATED && rec.kind != LEGACY_CHARGE && rec.kind != LEGACY_REFUND))
-			damaged("an unexpected record", offset);
 		if (fn != NULL && offset > 0 && offset + rec.length > from)
 		{
 			LegacyRecord record = {
