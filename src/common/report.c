@@ -171,3 +171,19 @@ push_or_report(cc_state *state, int64 item)
 		report_status(status, cc_state_params(state), at.t + 1);
 	}
 }
+
+/* Budget units (epsilon or rho) as a decimal without trailing zeros: "0.6". */
+char *
+format_budget_units(uint64 units)
+{
+	char	   *text = psprintf("%llu.%09llu",
+								(unsigned long long) (units / CC_EPSILON_UNITS_PER_ONE),
+								(unsigned long long) (units % CC_EPSILON_UNITS_PER_ONE));
+	char	   *end = text + strlen(text) - 1;
+
+	while (*end == '0')
+		*end-- = '\0';
+	if (*end == '.')
+		*end = '\0';
+	return text;
+}

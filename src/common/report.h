@@ -17,4 +17,7 @@ extern void report_status(cc_status status, const cc_params *params,
 /* Push one item and raise the error if the core refuses it. */
 extern void push_or_report(cc_state *state, int64 item);
 
+/* Epsilon or rho units as a decimal, without trailing zeros ("0.6"), palloc'd. */
+extern char *format_budget_units(uint64 units);
+
 #endif							/* CONTCOUNT_REPORT_H */

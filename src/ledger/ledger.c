@@ -45,11 +45,11 @@
 
 #include "common/args.h"
 #include "common/owner_spi.h"
+#include "common/report.h"
 #include "common/settings.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_forget.h"
 #include "ledger/ledger_store.h"
-#include "releases/spec.h"
 
 typedef struct LedgerRow
 {
@@ -486,7 +486,7 @@ take_back_as(int64 ledger, const char *name, cc_accounting accounting)
 			(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
 			 errmsg("ledger \"%s\" was created here before, accounting in %s, and spent %s %s",
 					name, ledger_accounting_name(old), old == CC_ZCDP ? "rho" : "epsilon",
-					spec_format_epsilon(spent)),
+					format_budget_units(spent)),
 			 errdetail("Its row went with a dropped extension; its spending stays with the name in this "
 					   "database, in its own measure."),
 			 old == CC_ZCDP ?
@@ -557,7 +557,7 @@ record_creation(int64 id, const char *name, Oid caller, cc_accounting accounting
 			ereport(NOTICE,
 					(errmsg("ledger \"%s\" takes back the spending of the ledger of that name created "
 							"here whose row is gone (with a dropped extension): spent %s",
-							name, spec_format_epsilon(spent))));
+							name, format_budget_units(spent))));
 	}
 	else
 	{

@@ -27,16 +27,16 @@
 #include "utils/timestamp.h"
 
 #include "common/owner_spi.h"
+#include "common/report.h"
 #include "common/settings.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_curve.h"
 #include "ledger/ledger_store.h"
-#include "releases/spec.h"
 
 Datum
 ledger_units_numeric(uint64 units, bool negative)
 {
-	char	   *text = spec_format_epsilon(units);
+	char	   *text = format_budget_units(units);
 
 	if (negative && units > 0)
 		text = psprintf("-%s", text);

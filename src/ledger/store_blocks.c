@@ -35,10 +35,10 @@
 
 #include "common/errors.h"
 #include "common/int.h"
+#include "common/report.h"
 #include "common/settings.h"
 #include "ledger/ledger_store.h"
 #include "ledger/store_internal.h"
-#include "releases/spec.h"
 
 /* "start, end", for messages, palloc'd. */
 static char *
@@ -175,8 +175,8 @@ ledger_store_charge_blocks(int64 ledger, const char *name, uint64 budget_units,
 					 errmsg("privacy budget of block [%s) of ledger \"%s\" would be overspent",
 							block_range(key.start, key.start + run.length), name),
 					 errdetail("Requested %s %s, remaining %s; no block of the release was charged.",
-							   sum->accounting == CC_PURE ? "epsilon" : "rho", spec_format_epsilon(each),
-							   spec_format_epsilon(spent > budget_units ? 0 : budget_units - spent))));
+							   sum->accounting == CC_PURE ? "epsilon" : "rho", format_budget_units(each),
+							   format_budget_units(spent > budget_units ? 0 : budget_units - spent))));
 	}
 	fresh = fresh_blocks(ledger, &run);
 	if (fresh > 0)

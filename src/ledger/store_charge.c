@@ -19,9 +19,9 @@
 
 #include "common/errors.h"
 #include "common/int.h"
+#include "common/report.h"
 #include "ledger/ledger_store.h"
 #include "ledger/store_internal.h"
-#include "releases/spec.h"
 
 /*
  * Append the creation of a ledger in this database under name (which it is
@@ -90,7 +90,7 @@ ledger_store_release_units(cc_accounting accounting, const char *name, cc_cost c
 				(errcode(ERRCODE_CONTCOUNT_ACCOUNTING),
 				 errmsg("ledger \"%s\" accounts in pure epsilon and cannot pay for a zCDP release", name),
 				 errdetail("A release with Gaussian noise is rho-zCDP (here rho %s), which no epsilon bounds.",
-						   spec_format_epsilon(cost.units)),
+						   format_budget_units(cost.units)),
 				 errhint("Charge it to a zCDP ledger, created with contcount.create_ledger(name, rho => ..., delta => ...).")));
 	return units;
 }
@@ -165,17 +165,17 @@ ledger_store_charge(int64 ledger, const char *name, uint64 budget_units,
 				(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
 				 errmsg("privacy budget of ledger \"%s\" would be overspent", name),
 				 errdetail("Requested epsilon %s, remaining epsilon %s.",
-						   spec_format_epsilon(each), spec_format_epsilon(remaining))));
+						   format_budget_units(each), format_budget_units(remaining))));
 	if (affordable == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONTCOUNT_BUDGET_EXCEEDED),
 				 errmsg("privacy budget of ledger \"%s\" would be overspent", name),
 				 charge->cost.accounting == CC_PURE ?
 				 errdetail("Requested rho %s (a release of epsilon %s), remaining rho %s.",
-						   spec_format_epsilon(each), spec_format_epsilon(charge->cost.units),
-						   spec_format_epsilon(remaining)) :
+						   format_budget_units(each), format_budget_units(charge->cost.units),
+						   format_budget_units(remaining)) :
 				 errdetail("Requested rho %s, remaining rho %s.",
-						   spec_format_epsilon(each), spec_format_epsilon(remaining))));
+						   format_budget_units(each), format_budget_units(remaining))));
 	/* each * releases <= remaining: no overflow */
 	charge->releases = (uint64) max_releases < affordable ? max_releases : (int64) affordable;
 	charge->units = each * charge->releases;

@@ -32,21 +32,6 @@ require_not_null(const SpecArgs *args, SpecField field, const char *what)
 				 errmsg("%s must not be null", what)));
 }
 
-char *
-spec_format_epsilon(uint64 units)
-{
-	char	   *text = psprintf("%llu.%09llu",
-								(unsigned long long) (units / CC_EPSILON_UNITS_PER_ONE),
-								(unsigned long long) (units % CC_EPSILON_UNITS_PER_ONE));
-	char	   *end = text + strlen(text) - 1;
-
-	while (*end == '0')
-		*end-- = '\0';
-	if (*end == '.')
-		*end = '\0';
-	return text;
-}
-
 uint64
 spec_epsilon_units(NullableDatum epsilon)
 {

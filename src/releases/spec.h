@@ -78,8 +78,6 @@ extern void spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS
 extern void spec_objective_from_call(FunctionCallInfo fcinfo, int argno,
 									 SpecArgs *args);
 
-/* Epsilon units as a decimal, without trailing zeros ("0.6"), palloc'd. */
-extern char *spec_format_epsilon(uint64 units);
 
 /* Epsilon as the core holds it, or an error. */
 extern uint64 spec_epsilon_units(NullableDatum epsilon);
