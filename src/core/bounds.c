@@ -121,6 +121,7 @@
  * e^(psi(lambda) - lambda x) good at every threshold, and evaluates the
  * precise tails of the CANDIDATES classes that bound leaves highest only.
  */
+#include "mechanism.h"
 #include "mechanism_int.h"
 
 #include <math.h>
@@ -150,57 +151,6 @@ cc_dlap_log_mgf(double inv_b, double x)
 	if (!(fabs(r) < 1.0))
 		return INFINITY;
 	return -log1p(-r * r);
-}
-
-double
-cc_inverse_scale(cc_scale b)
-{
-	/* num and den may have more bits than a double: three roundings */
-	return (double) b.den / (double) b.num * (1.0 - 0x1p-50);
-}
-
-int64_t
-cc_count_popcount(int64_t n, int k)
-{
-	int64_t		count = 0;
-	int			ones = 0;
-
-	if (k <= 0 || n <= 0)
-		return 0;
-	/* below n: for each set bit i, n's higher bits, a 0 at i, any below */
-	for (int i = 62; i >= 0; i--)
-	{
-		if (((n >> i) & 1) == 0)
-			continue;
-		if (k - ones >= 0 && k - ones <= i)
-		{
-			uint64_t	choose = 1;
-
-			/* C(i, k - ones), at most C(62, 31) < 2^63 */
-			for (int j = 1; j <= k - ones; j++)
-				choose = choose * (uint64_t) (i - (k - ones) + j) / (uint64_t) j;
-			count += (int64_t) choose;
-		}
-		ones++;
-	}
-	return count + (ones == k ? 1 : 0);
-}
-
-int
-cc_popcount_classes(const cc_params *params, int64_t group, int64_t *segments, cc_class *out)
-{
-	int			n = 0;
-
-	(void) group;
-	*segments = params->horizon;
-	for (int k = 1; k <= cc_tree_levels(params->horizon); k++)
-	{
-		int64_t		steps = cc_count_popcount(params->horizon, k);
-
-		if (steps > 0)
-			out[n++] = (cc_class) {k, steps};
-	}
-	return n;
 }
 
 /* ln(e^a + e^b) */

@@ -7,7 +7,7 @@
 #define CC_MECHANISM_INT_H
 
 #include "blt.h"
-#include "mechanism.h"
+#include "params.h"
 
 /*
  * The common header of every state.  The mechanism's own part follows it
