@@ -709,16 +709,123 @@ intercept(double lambda, double discrete, double smooth, double variance, double
 	return fmin(discrete, smooth + penalty + fmin(density, 0.0));
 }
 
+/*
+ * The rest of the draws for the grid: every piece, and X0 too unless it is
+ * summed exactly (one draw, or a sum dl_sum can hold).
+ */
+static int
+grid_rest(const cc_tail *t, prepared *c, cc_piece *rest)
+{
+	int			nrest = t->npieces;
+
+	memcpy(rest, t->pieces, t->npieces * sizeof(cc_piece));
+	c->single = t->exact == 1 && t->exact_inv_b <= EXACT_MAX_INV_B;
+	c->has_exact = c->single ||
+		(t->exact > 1 && dl_sum_init(&c->exact, t->exact, t->exact_inv_b));
+	if (t->exact > 0 && !c->has_exact)
+		rest[nrest++] = (cc_piece) {(double) t->exact, t->exact_inv_b, t->exact_weight};
+	return nrest;
+}
+
+/*
+ * The grid's top, just below where the rest's moment generating function
+ * (or the node's, or X0's sum's closed form) stops being finite, and its
+ * step in ln lambda, over as many standard deviations as the top reaches.
+ */
+static double
+grid_top(const cc_params *params, const cc_tail *t, const prepared *c,
+		 const cc_piece *rest, int nrest, double *step)
+{
+	double		top = INFINITY;
+	double		sigma2 = 0.0;
+
+	for (int i = 0; i < nrest; i++)
+	{
+		top = fmin(top, rest[i].inv_b / rest[i].weight);
+		sigma2 += rest[i].count * 2.0 * pow(rest[i].weight / rest[i].inv_b, 2);
+	}
+	if (t->choose > 0)
+	{
+		cc_piece	own[NODE_LEVELS];
+
+		cc_mechanism(params->kind)->node_pieces(params, t->from, own);
+		top = fmin(top, own[t->from].inv_b / own[t->from].weight);
+	}
+	/* the closed form for a sum wants lambda below its 1/b */
+	if (c->has_exact && !c->single)
+		top = fmin(top, t->exact_inv_b / t->exact_weight);
+	if (c->has_exact)
+		sigma2 += (double) t->exact * 2.0 * pow(t->exact_weight / t->exact_inv_b, 2);
+	top *= 1.0 - 1e-9;
+	*step = fmax(log(top * sqrt(sigma2)), 1.0) / (GRID - 1);
+	return top;
+}
+
+/* The grid's line at lambda: the largest node sums with the rest's. */
+static void
+grid_point(prepared *c, const node_grid *ng, int g, const cc_tail *t,
+		   const cc_piece *rest, int nrest, double lambda)
+{
+	double		discrete = 0.0;
+	double		smooth = 0.0;
+	double		variance = 0.0;
+	double		squares = 0.0;
+
+	if (ng != NULL)
+	{
+		discrete = extreme_sum(ng->at[g][NODE_DISCRETE], ng->order[g][NODE_DISCRETE],
+							   ng->levels, t->from, t->choose, true);
+		smooth = extreme_sum(ng->at[g][NODE_SMOOTH], ng->order[g][NODE_SMOOTH],
+							 ng->levels, t->from, t->choose, true);
+		variance = extreme_sum(ng->at[g][NODE_VARIANCE], ng->order[g][NODE_VARIANCE],
+							   ng->levels, t->from, t->choose, false);
+		squares = extreme_sum(ng->squares, ng->square_order, ng->levels, t->from,
+							  t->choose, true);
+	}
+	discrete += pieces_log_mgf(rest, nrest, lambda);
+	for (int i = 0; i < nrest; i++)
+	{
+		double		psi;
+		double		var;
+
+		piece_smooth(&rest[i], lambda, &psi, &var);
+		smooth += psi;
+		variance += var;
+		squares += rest[i].count * rest[i].weight * rest[i].weight;
+	}
+	c->lambda[c->ngrid] = lambda;
+	c->intercept[c->ngrid] = intercept(lambda, discrete, smooth, variance, squares / 6.0);
+	c->ngrid++;
+}
+
+/*
+ * 2.: the lines of the grid, at GRID values of lambda below the top, or at
+ * the nodes' shared grid's points below it.
+ */
+static void
+prepare_grid(const cc_params *params, const cc_tail *t, prepared *c)
+{
+	const node_grid *ng = t->choose > 0 ? node_grid_of(params) : NULL;
+	cc_piece	rest[CC_TAIL_PIECES + 1];
+	int			nrest = grid_rest(t, c, rest);
+	double		step;
+	double		top = grid_top(params, t, c, rest, nrest, &step);
+
+	for (int g = 0; g < GRID; g++)
+	{
+		/* the shared grid, from its points below the rest's limit */
+		double		lambda = ng != NULL ? ng->top * exp(-ng->step * g) : top * exp(-step * g);
+
+		if (ng != NULL && lambda >= top)
+			continue;
+		grid_point(c, ng, g, t, rest, nrest, lambda);
+	}
+	c->hint = c->ngrid / 2;
+}
+
 static void
 prepare(const cc_params *params, const cc_tail *t, prepared *c)
 {
-	const node_grid *ng = NULL;
-	cc_piece	rest[CC_TAIL_PIECES + 1];
-	int			nrest = t->npieces;
-	double		top = INFINITY;
-	double		sigma2 = 0.0;
-	double		step;
-
 	memset(c, 0, offsetof(prepared, exact));
 	c->segment = t->segment;
 	c->rounding = t->rounding;
@@ -755,76 +862,7 @@ prepare(const cc_params *params, const cc_tail *t, prepared *c)
 
 	/* 2.: X0 exactly if it can be, else with the rest */
 	c->way = WAY_GRID;
-	memcpy(rest, t->pieces, t->npieces * sizeof(cc_piece));
-	c->single = t->exact == 1 && t->exact_inv_b <= EXACT_MAX_INV_B;
-	c->has_exact = c->single ||
-		(t->exact > 1 && dl_sum_init(&c->exact, t->exact, t->exact_inv_b));
-	if (t->exact > 0 && !c->has_exact)
-		rest[nrest++] = (cc_piece) {(double) t->exact, t->exact_inv_b, t->exact_weight};
-
-	/* the grid: where the rest's moment generating function is finite */
-	for (int i = 0; i < nrest; i++)
-	{
-		top = fmin(top, rest[i].inv_b / rest[i].weight);
-		sigma2 += rest[i].count * 2.0 * pow(rest[i].weight / rest[i].inv_b, 2);
-	}
-	if (t->choose > 0)
-	{
-		cc_piece	own[NODE_LEVELS];
-
-		ng = node_grid_of(params);
-		cc_mechanism(params->kind)->node_pieces(params, t->from, own);
-		top = fmin(top, own[t->from].inv_b / own[t->from].weight);
-	}
-	/* the closed form for a sum wants lambda below its 1/b */
-	if (c->has_exact && !c->single)
-		top = fmin(top, t->exact_inv_b / t->exact_weight);
-	if (c->has_exact)
-		sigma2 += (double) t->exact * 2.0 * pow(t->exact_weight / t->exact_inv_b, 2);
-	top *= 1.0 - 1e-9;
-	step = fmax(log(top * sqrt(sigma2)), 1.0) / (GRID - 1);
-
-	for (int g = 0; g < GRID; g++)
-	{
-		double		lambda;
-		double		discrete = 0.0;
-		double		smooth = 0.0;
-		double		variance = 0.0;
-		double		squares = 0.0;
-
-		if (ng != NULL)
-		{
-			/* the shared grid, from its points below the rest's limit */
-			lambda = ng->top * exp(-ng->step * g);
-			if (lambda >= top)
-				continue;
-			discrete = extreme_sum(ng->at[g][NODE_DISCRETE], ng->order[g][NODE_DISCRETE],
-								   ng->levels, t->from, t->choose, true);
-			smooth = extreme_sum(ng->at[g][NODE_SMOOTH], ng->order[g][NODE_SMOOTH],
-								 ng->levels, t->from, t->choose, true);
-			variance = extreme_sum(ng->at[g][NODE_VARIANCE], ng->order[g][NODE_VARIANCE],
-								   ng->levels, t->from, t->choose, false);
-			squares = extreme_sum(ng->squares, ng->square_order, ng->levels, t->from,
-								  t->choose, true);
-		}
-		else
-			lambda = top * exp(-step * g);
-		discrete += pieces_log_mgf(rest, nrest, lambda);
-		for (int i = 0; i < nrest; i++)
-		{
-			double		psi;
-			double		var;
-
-			piece_smooth(&rest[i], lambda, &psi, &var);
-			smooth += psi;
-			variance += var;
-			squares += rest[i].count * rest[i].weight * rest[i].weight;
-		}
-		c->lambda[c->ngrid] = lambda;
-		c->intercept[c->ngrid] = intercept(lambda, discrete, smooth, variance, squares / 6.0);
-		c->ngrid++;
-	}
-	c->hint = c->ngrid / 2;
+	prepare_grid(params, t, c);
 }
 
 /* ln E[min(1, e^(A - lambda x) e^(lambda w X0))] at grid point g */
@@ -839,6 +877,64 @@ grid_log_tail(const prepared *c, int g, double x)
 	if (c->single)
 		return log_min_single(c->exact_inv_b, lambda * c->exact_weight, log_k);
 	return log_min_sum(&c->exact, lambda * c->exact_weight, log_k);
+}
+
+/*
+ * The least tail over the grid, searched from the last evaluation's best
+ * point (thresholds come in a search, and their best lambdas move little):
+ * steps doubling downhill, then a ternary search in the last bracket.  Any
+ * point is a bound; the search only finds a good one.
+ */
+static double
+grid_least_log_tail(prepared *c, double x)
+{
+	int			g = c->hint;
+	int			dir;
+	int			step = 1;
+	int			lo;
+	int			hi;
+	double		best;
+
+	if (c->ngrid == 0)
+		return 0.0;
+	best = grid_log_tail(c, g, x);
+	dir = g + 1 < c->ngrid && grid_log_tail(c, g + 1, x) < best ? 1 : -1;
+	while (g + dir * step >= 0 && g + dir * step < c->ngrid)
+	{
+		double		f = grid_log_tail(c, g + dir * step, x);
+
+		if (f >= best)
+			break;
+		best = f;
+		g += dir * step;
+		step *= 2;
+	}
+	lo = g - step > 0 ? g - step : 0;
+	hi = g + step < c->ngrid - 1 ? g + step : c->ngrid - 1;
+	while (hi - lo > 2)
+	{
+		int			m1 = lo + (hi - lo) / 3;
+		int			m2 = hi - (hi - lo) / 3;
+		double		f1 = grid_log_tail(c, m1, x);
+		double		f2 = grid_log_tail(c, m2, x);
+
+		if (f1 <= f2)
+			hi = m2;
+		else
+			lo = m1;
+	}
+	for (int i = lo; i <= hi; i++)
+	{
+		double		f = grid_log_tail(c, i, x);
+
+		if (f < best)
+		{
+			best = f;
+			g = i;
+		}
+	}
+	c->hint = g;
+	return fmin(best, 0.0);
 }
 
 /*
@@ -868,63 +964,7 @@ prepared_log_tail(prepared *c, double x)
 			one_sided = chernoff_log_tail(c->pieces, c->npieces, x);
 			break;
 		case WAY_GRID:
-			{
-				/*
-				 * The least over the grid, searched from the last
-				 * evaluation's best point (thresholds come in a search, and
-				 * their best lambdas move little): steps doubling downhill,
-				 * then a ternary search in the last bracket.  Any point is a
-				 * bound; the search only finds a good one.
-				 */
-				int			g = c->hint;
-				int			dir;
-				int			step = 1;
-				int			lo;
-				int			hi;
-				double		best;
-
-				one_sided = 0.0;
-				if (c->ngrid == 0)
-					break;
-				best = grid_log_tail(c, g, x);
-				dir = g + 1 < c->ngrid && grid_log_tail(c, g + 1, x) < best ? 1 : -1;
-				while (g + dir * step >= 0 && g + dir * step < c->ngrid)
-				{
-					double		f = grid_log_tail(c, g + dir * step, x);
-
-					if (f >= best)
-						break;
-					best = f;
-					g += dir * step;
-					step *= 2;
-				}
-				lo = g - step > 0 ? g - step : 0;
-				hi = g + step < c->ngrid - 1 ? g + step : c->ngrid - 1;
-				while (hi - lo > 2)
-				{
-					int			m1 = lo + (hi - lo) / 3;
-					int			m2 = hi - (hi - lo) / 3;
-					double		f1 = grid_log_tail(c, m1, x);
-					double		f2 = grid_log_tail(c, m2, x);
-
-					if (f1 <= f2)
-						hi = m2;
-					else
-						lo = m1;
-				}
-				for (int i = lo; i <= hi; i++)
-				{
-					double		f = grid_log_tail(c, i, x);
-
-					if (f < best)
-					{
-						best = f;
-						g = i;
-					}
-				}
-				c->hint = g;
-				one_sided = fmin(best, 0.0);
-			}
+			one_sided = grid_least_log_tail(c, x);
 			break;
 		default:
 			one_sided = 0.0;

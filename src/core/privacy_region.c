@@ -1130,39 +1130,53 @@ finish(builder *b, cc_privacy_curve *c)
 	c->natoms = k;
 }
 
-cc_region_status
-cc_privacy_curve_build(const cc_charge *charges, size_t n,
-					   const cc_allocator *allocator, cc_privacy_curve **curve)
+/* The charges sorted into groups, and what sizes their composition. */
+typedef struct composition
 {
-	builder		b;
-	cc_privacy_curve *c;
-	pure_key   *units = NULL;
-	pure_group *pure = NULL;
-	dg_group   *dg = NULL;
-	size_t		npure = 0;
-	size_t		ndg = 0;
-	int64_t		ngroups = 0;
-	int64_t		ndgroups = 0;
-	unsigned __int128 total_units = 0;
-	uint64_t	gcd = 0;
-	double		var = 0.0;
-	double		span = 0.0;
-	double		atoms = 0.0;
-	double		rho_all = 0.0;
-	double		rho_z = 0.0;
-	bool		fine_needed = false;
-	cc_region_status status = CC_REGION_OK;
+	pure_key   *units;			/* the pure charges of positive epsilon */
+	pure_group *pure;
+	dg_group   *dg;
+	size_t		npure;
+	size_t		ndg;
+	int64_t		ngroups;		/* of pure */
+	int64_t		ndgroups;		/* of dg */
+	unsigned __int128 total_units;
+	uint64_t	gcd;			/* of the pure groups' units */
+	double		rho_all;		/* of every charge, for the zCDP cap */
+	double		rho_z;			/* of the CC_CHARGE_ZCDP ones */
+} composition;
 
-	memset(&b, 0, sizeof(b));
+/* The spread of the discrete part, which sizes its grid. */
+typedef struct spread
+{
+	double		var;
+	double		span;
+	double		atoms;
+	bool		fine_needed;
+} spread;
+
+/* The caller's allocator, or malloc's. */
+static void
+builder_init(builder *b, const cc_allocator *allocator)
+{
+	memset(b, 0, sizeof(*b));
 	if (allocator != NULL)
-		b.allocator = *allocator;
+		b->allocator = *allocator;
 	else
-		b.allocator = (cc_allocator)
+		b->allocator = (cc_allocator)
 	{
 		malloc_alloc, malloc_release, NULL
 	};
-	*curve = NULL;
+}
 
+/*
+ * Check every charge and add up what the composition's size depends on
+ * (the continuous part's mu^2 and shift, the pure units, the zCDP rho),
+ * so that a charge out of range refuses the whole before any allocation.
+ */
+static cc_region_status
+tally_charges(const cc_charge *charges, size_t n, builder *b, composition *m)
+{
 	for (size_t i = 0; i < n; i++)
 	{
 		const cc_charge *ch = &charges[i];
@@ -1172,49 +1186,44 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 			return CC_REGION_BAD_CHARGE;
 		if (ch->count == 0)
 			continue;
-		rho_all += count * charge_rho(ch);
+		m->rho_all += count * charge_rho(ch);
 		switch (ch->kind)
 		{
 			case CC_CHARGE_PURE:
 				if (ch->epsilon_units > MAX_EPSILON_UNITS || ch->count > MAX_PURE_COUNT)
 					return CC_REGION_TOO_LARGE;
-				total_units += (unsigned __int128) ch->epsilon_units * ch->count;
-				if (total_units > MAX_TOTAL_UNITS)
+				m->total_units += (unsigned __int128) ch->epsilon_units * ch->count;
+				if (m->total_units > MAX_TOTAL_UNITS)
 					return CC_REGION_TOO_LARGE;
-				npure += ch->epsilon_units > 0;
+				m->npure += ch->epsilon_units > 0;
 				break;
 			case CC_CHARGE_GAUSSIAN:
-				b.mu2 += count * 2.0 * ch->rho;
+				b->mu2 += count * 2.0 * ch->rho;
 				break;
 			case CC_CHARGE_DGAUSS:
-				ndg++;
+				m->ndg++;
 				break;
 			case CC_CHARGE_DGAUSS_BOUND:
-				b.mu2 += count * 2.0 * ch->rho;
-				b.shift += count * ch->l1;
-				b.p_inf += count * (double) ch->coordinates *
+				b->mu2 += count * 2.0 * ch->rho;
+				b->shift += count * ch->l1;
+				b->p_inf += count * (double) ch->coordinates *
 					dg_kappa_prime((double) ch->sigma2.num / (double) ch->sigma2.den);
 				break;
 			case CC_CHARGE_ZCDP:
-				rho_z += count * ch->rho;
+				m->rho_z += count * ch->rho;
 				break;
 		}
 	}
-	if (b.mu2 > MAX_MU2 || b.shift > MAX_MU2 || rho_z > MAX_MU2)
+	if (b->mu2 > MAX_MU2 || b->shift > MAX_MU2 || m->rho_z > MAX_MU2)
 		return CC_REGION_TOO_LARGE;
+	return CC_REGION_OK;
+}
 
-	c = get(&b, 1, sizeof(cc_privacy_curve));
-	if (c != NULL)
-		memset(c, 0, sizeof(*c));
-	units = get(&b, (int64_t) npure, sizeof(pure_key));
-	pure = get(&b, (int64_t) npure, sizeof(pure_group));
-	dg = get(&b, (int64_t) ndg, sizeof(dg_group));
-	if (b.failed)
-		goto done;
-	c->allocator = b.allocator;
-
-	/* groups of equal charges */
-	npure = ndg = 0;
+/* The pure charges' units and the discrete Gaussians' reduced sigma^2. */
+static void
+collect_charges(const cc_charge *charges, size_t n, composition *m)
+{
+	m->npure = m->ndg = 0;
 	for (size_t i = 0; i < n; i++)
 	{
 		const cc_charge *ch = &charges[i];
@@ -1223,13 +1232,13 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 			continue;
 		if (ch->kind == CC_CHARGE_PURE && ch->epsilon_units > 0)
 		{
-			units[npure].units = ch->epsilon_units;
-			units[npure++].count = ch->count;
+			m->units[m->npure].units = ch->epsilon_units;
+			m->units[m->npure++].count = ch->count;
 		}
 		else if (ch->kind == CC_CHARGE_DGAUSS)
 		{
 			uint64_t	r = cc_gcd(ch->sigma2.num, ch->sigma2.den);
-			dg_group   *g = &dg[ndg++];
+			dg_group   *g = &m->dg[m->ndg++];
 
 			memset(g, 0, sizeof(*g));
 			g->num = ch->sigma2.num / r;
@@ -1238,131 +1247,223 @@ cc_privacy_curve_build(const cc_charge *charges, size_t n,
 			g->n = (int64_t) ch->count;
 		}
 	}
-	qsort(units, npure, sizeof(pure_key), cmp_pure);
-	qsort(dg, ndg, sizeof(dg_group), cmp_dg);
-	for (size_t i = 0; i < npure; i++)
+}
+
+/* Equal pure charges into one group each, composed exactly as a binomial. */
+static cc_region_status
+group_pure(composition *m)
+{
+	qsort(m->units, m->npure, sizeof(pure_key), cmp_pure);
+	for (size_t i = 0; i < m->npure; i++)
 	{
-		if (ngroups > 0 && pure[ngroups - 1].units == units[i].units)
-			pure[ngroups - 1].n += (int64_t) units[i].count;
+		if (m->ngroups > 0 && m->pure[m->ngroups - 1].units == m->units[i].units)
+			m->pure[m->ngroups - 1].n += (int64_t) m->units[i].count;
 		else
 		{
-			memset(&pure[ngroups], 0, sizeof(pure_group));
-			pure[ngroups].units = units[i].units;
-			pure[ngroups].n = (int64_t) units[i].count;
-			ngroups++;
-			gcd = cc_gcd(gcd, units[i].units);
+			memset(&m->pure[m->ngroups], 0, sizeof(pure_group));
+			m->pure[m->ngroups].units = m->units[i].units;
+			m->pure[m->ngroups].n = (int64_t) m->units[i].count;
+			m->ngroups++;
+			m->gcd = cc_gcd(m->gcd, m->units[i].units);
 		}
-		if ((uint64_t) pure[ngroups - 1].n > MAX_PURE_COUNT)
-		{
-			status = CC_REGION_TOO_LARGE;
-			goto done;
-		}
+		if ((uint64_t) m->pure[m->ngroups - 1].n > MAX_PURE_COUNT)
+			return CC_REGION_TOO_LARGE;
 	}
-	for (size_t i = 0; i < ndg; i++)
+	return CC_REGION_OK;
+}
+
+/* Equal discrete Gaussians into one group each, their counts summed. */
+static cc_region_status
+group_dg(composition *m)
+{
+	qsort(m->dg, m->ndg, sizeof(dg_group), cmp_dg);
+	for (size_t i = 0; i < m->ndg; i++)
 	{
 		int64_t		sum;
 
-		if (ndgroups > 0 && cmp_dg(&dg[ndgroups - 1], &dg[i]) == 0)
+		if (m->ndgroups > 0 && cmp_dg(&m->dg[m->ndgroups - 1], &m->dg[i]) == 0)
 		{
-			if (__builtin_add_overflow(dg[ndgroups - 1].n, dg[i].n, &sum) ||
+			if (__builtin_add_overflow(m->dg[m->ndgroups - 1].n, m->dg[i].n, &sum) ||
 				sum > INT64_MAX / 2)
-			{
-				status = CC_REGION_TOO_LARGE;
-				goto done;
-			}
-			dg[ndgroups - 1].n = sum;
+				return CC_REGION_TOO_LARGE;
+			m->dg[m->ndgroups - 1].n = sum;
 		}
 		else
-			dg[ndgroups++] = dg[i];
+			m->dg[m->ndgroups++] = m->dg[i];
 	}
+	return CC_REGION_OK;
+}
 
-	/* the spread of the discrete part, for the grid */
-	for (int64_t i = 0; i < ngroups && !b.failed; i++)
+/* Each pure group's binomial, and its share of the spread. */
+static void
+pure_spread(builder *b, composition *m, spread *s)
+{
+	for (int64_t i = 0; i < m->ngroups && !b->failed; i++)
 	{
-		pure_group *g = &pure[i];
+		pure_group *g = &m->pure[i];
 		double		eps = (double) g->units * UNIT;
 
-		pure_binomial(&b, g);
-		var += (double) g->n * eps * eps * 4.0 / (exp(eps) + 2.0 + exp(-eps));
-		span += 2.0 * eps * (double) (g->hi - g->lo);
-		atoms += 2.0 * (double) (g->hi - g->lo + 1);
+		pure_binomial(b, g);
+		s->var += (double) g->n * eps * eps * 4.0 / (exp(eps) + 2.0 + exp(-eps));
+		s->span += 2.0 * eps * (double) (g->hi - g->lo);
+		s->atoms += 2.0 * (double) (g->hi - g->lo + 1);
 	}
-	for (int64_t i = 0; i < ndgroups; i++)
+}
+
+/* Each discrete Gaussian group's lattice, and its share of the spread. */
+static void
+dg_spread(composition *m, spread *s)
+{
+	for (int64_t i = 0; i < m->ndgroups; i++)
 	{
-		dg_group   *g = &dg[i];
+		dg_group   *g = &m->dg[i];
 		double		nd = (double) g->n;
 
 		g->D = (double) g->sensitivity;
 		g->sigma2 = (double) g->num / (double) g->den;
 		g->step = g->D / g->sigma2;
 		g->offset = g->D * g->D / (2.0 * g->sigma2);
-		var += nd * g->D * g->D / g->sigma2;
+		s->var += nd * g->D * g->D / g->sigma2;
 		/* once summed, the n-fold lattice's window; else n windows */
 		if (g->n > 1 && 2.0 * dg_sum_tau(g->sigma2, g->n) <= TAU_NEGLIGIBLE)
-			span += g->step * 2.0 * sqrt(2.0 * nd * g->sigma2 * -log(CUT));
+			s->span += g->step * 2.0 * sqrt(2.0 * nd * g->sigma2 * -log(CUT));
 		else
-			span += nd * g->step * 2.0 * sqrt(2.0 * g->sigma2 * -log(CUT));
-		atoms += 2.0 * dg_atoms(g);
-		fine_needed = true;
+			s->span += nd * g->step * 2.0 * sqrt(2.0 * g->sigma2 * -log(CUT));
+		s->atoms += 2.0 * dg_atoms(g);
+		s->fine_needed = true;
 	}
-	if (b.failed)
-		goto done;
-	choose_grid(&b, gcd, var, span, atoms, fine_needed);
+}
 
-	b.acc.lo = 0;
-	b.acc.len = 1;
-	b.acc.p = get(&b, 1, sizeof(double));
-	if (b.failed)
-		goto done;
-	b.acc.p[0] = 1.0;
-	for (int64_t i = 0; i < ngroups && !b.failed; i++)
-		pure_convolve(&b, &pure[i]);
-	for (int64_t i = 0; i < ndgroups && !b.failed; i++)
+/* The discrete part: every group convolved onto the grid, from a point mass. */
+static cc_region_status
+convolve_groups(builder *b, composition *m)
+{
+	b->acc.lo = 0;
+	b->acc.len = 1;
+	b->acc.p = get(b, 1, sizeof(double));
+	if (b->failed)
+		return CC_REGION_OK;
+	b->acc.p[0] = 1.0;
+	for (int64_t i = 0; i < m->ngroups && !b->failed; i++)
+		pure_convolve(b, &m->pure[i]);
+	for (int64_t i = 0; i < m->ndgroups && !b->failed; i++)
 	{
-		dg_plan(&b, &dg[i]);
-		dg_convolve(&b, &dg[i]);
+		dg_plan(b, &m->dg[i]);
+		dg_convolve(b, &m->dg[i]);
 	}
-	if (b.failed)
-		goto done;
-	if (b.mu2 > MAX_MU2)
-	{
-		status = CC_REGION_TOO_LARGE;
-		goto done;
-	}
-	if (b.mu2 > 0.0)
-		coarsen(&b, sqrt(b.mu2));
-	finish(&b, c);
+	if (b->failed)
+		return CC_REGION_OK;
+	if (b->mu2 > MAX_MU2)
+		return CC_REGION_TOO_LARGE;
+	return CC_REGION_OK;
+}
+
+/* The curve's atoms and constants, each rounded up past its sum's errors. */
+static void
+curve_fill(builder *b, const composition *m, cc_privacy_curve *c)
+{
+	if (b->mu2 > 0.0)
+		coarsen(b, sqrt(b->mu2));
+	finish(b, c);
 	/* above the roundings of its sum */
-	c->mu2 = b.mu2 * (1.0 + 1e-14);
+	c->mu2 = b->mu2 * (1.0 + 1e-14);
 	/* and the sums over the atoms when reading */
-	c->rel = b.rel + 2.0 * (double) c->natoms * EPS_U;
-	c->p_inf = b.p_inf;
-	c->scale = exp(b.log_scale) * (1.0 + 1e-15);
-	c->rho_all = rho_all * (1.0 + 1e-12);
-	c->rho_z = rho_z * (1.0 + 1e-12);
-	c->max_loss = (ndgroups == 0 && b.mu2 == 0.0 && b.shift == 0.0) ?
-		units_up((int64_t) total_units) : INFINITY;
+	c->rel = b->rel + 2.0 * (double) c->natoms * EPS_U;
+	c->p_inf = b->p_inf;
+	c->scale = exp(b->log_scale) * (1.0 + 1e-15);
+	c->rho_all = m->rho_all * (1.0 + 1e-12);
+	c->rho_z = m->rho_z * (1.0 + 1e-12);
+	c->max_loss = (m->ndgroups == 0 && b->mu2 == 0.0 && b->shift == 0.0) ?
+		units_up((int64_t) m->total_units) : INFINITY;
+}
 
-done:
-	for (int64_t i = 0; i < ngroups; i++)
-		put(&b, pure[i].mass);
-	for (int64_t i = 0; i < ndgroups; i++)
-		put(&b, dg[i].x.p);
-	put(&b, units);
-	put(&b, pure);
-	put(&b, dg);
-	put(&b, b.acc.p);
+/*
+ * The composition once its groups are allocated: group the charges, size
+ * the grid by their spread, convolve them and fill the curve.  A failed
+ * allocation leaves b->failed, which the caller reports.
+ */
+static cc_region_status
+compose(builder *b, composition *m, const cc_charge *charges, size_t n,
+		cc_privacy_curve *c)
+{
+	spread		s = {0};
+	cc_region_status status;
+
+	collect_charges(charges, n, m);
+	status = group_pure(m);
+	if (status == CC_REGION_OK)
+		status = group_dg(m);
+	if (status != CC_REGION_OK)
+		return status;
+	pure_spread(b, m, &s);
+	dg_spread(m, &s);
+	if (b->failed)
+		return CC_REGION_OK;
+	choose_grid(b, m->gcd, s.var, s.span, s.atoms, s.fine_needed);
+	status = convolve_groups(b, m);
+	if (status == CC_REGION_OK && !b->failed)
+		curve_fill(b, m, c);
+	return status;
+}
+
+/* The groups' and the grid's memory, which the curve does not keep. */
+static void
+release_groups(builder *b, const composition *m)
+{
+	for (int64_t i = 0; i < m->ngroups; i++)
+		put(b, m->pure[i].mass);
+	for (int64_t i = 0; i < m->ndgroups; i++)
+		put(b, m->dg[i].x.p);
+	put(b, m->units);
+	put(b, m->pure);
+	put(b, m->dg);
+	put(b, b->acc.p);
+}
+
+/* A curve that failed to build, with whatever it had allocated. */
+static void
+curve_discard(builder *b, cc_privacy_curve *c)
+{
+	if (c == NULL)
+		return;
+	put(b, c->loss);
+	put(b, c->mass);
+	put(b, c->below);
+	put(b, c);
+}
+
+cc_region_status
+cc_privacy_curve_build(const cc_charge *charges, size_t n,
+					   const cc_allocator *allocator, cc_privacy_curve **curve)
+{
+	builder		b;
+	composition m = {0};
+	cc_privacy_curve *c;
+	cc_region_status status;
+
+	builder_init(&b, allocator);
+	*curve = NULL;
+	status = tally_charges(charges, n, &b, &m);
+	if (status != CC_REGION_OK)
+		return status;
+
+	c = get(&b, 1, sizeof(cc_privacy_curve));
+	if (c != NULL)
+		memset(c, 0, sizeof(*c));
+	m.units = get(&b, (int64_t) m.npure, sizeof(pure_key));
+	m.pure = get(&b, (int64_t) m.npure, sizeof(pure_group));
+	m.dg = get(&b, (int64_t) m.ndg, sizeof(dg_group));
+	if (!b.failed)
+	{
+		c->allocator = b.allocator;
+		status = compose(&b, &m, charges, n, c);
+	}
+	release_groups(&b, &m);
 	if (b.failed && status == CC_REGION_OK)
 		status = CC_REGION_NO_MEMORY;
 	if (status != CC_REGION_OK)
 	{
-		if (c != NULL)
-		{
-			put(&b, c->loss);
-			put(&b, c->mass);
-			put(&b, c->below);
-			put(&b, c);
-		}
+		curve_discard(&b, c);
 		return status;
 	}
 	*curve = c;
