@@ -562,6 +562,22 @@ piece_smooth(const cc_piece *piece, double lambda, double *psi, double *variance
 	*variance = piece->count * 2.0 * s * s * (1.0 + x2) / ((1.0 - x2) * (1.0 - x2));
 }
 
+/* The smooth parts of n pieces at lambda, added to *smooth and *variance. */
+static void
+pieces_smooth(const cc_piece *pieces, int n, double lambda, double *smooth,
+			  double *variance)
+{
+	for (int i = 0; i < n; i++)
+	{
+		double		psi;
+		double		var;
+
+		piece_smooth(&pieces[i], lambda, &psi, &var);
+		*smooth += psi;
+		*variance += var;
+	}
+}
+
 /* levels 0 .. n - 1 in decreasing order of values (insertion: n <= 64) */
 static void
 order_levels(const double *values, int n, uint8_t *order)
@@ -609,15 +625,7 @@ node_grid_of(const cc_params *params)
 			double		smooth = 0.0;
 			double		variance = 0.0;
 
-			for (int i = 0; i < n; i++)
-			{
-				double		psi;
-				double		var;
-
-				piece_smooth(&pieces[i], lambda, &psi, &var);
-				smooth += psi;
-				variance += var;
-			}
+			pieces_smooth(pieces, n, lambda, &smooth, &variance);
 			nodes.at[g][NODE_DISCRETE][d] = pieces_log_mgf(pieces, n, lambda);
 			nodes.at[g][NODE_SMOOTH][d] = smooth;
 			nodes.at[g][NODE_VARIANCE][d] = variance;
@@ -783,16 +791,9 @@ grid_point(prepared *c, const node_grid *ng, int g, const cc_tail *t,
 							  t->choose, true);
 	}
 	discrete += pieces_log_mgf(rest, nrest, lambda);
+	pieces_smooth(rest, nrest, lambda, &smooth, &variance);
 	for (int i = 0; i < nrest; i++)
-	{
-		double		psi;
-		double		var;
-
-		piece_smooth(&rest[i], lambda, &psi, &var);
-		smooth += psi;
-		variance += var;
 		squares += rest[i].count * rest[i].weight * rest[i].weight;
-	}
 	c->lambda[c->ngrid] = lambda;
 	c->intercept[c->ngrid] = intercept(lambda, discrete, smooth, variance, squares / 6.0);
 	c->ngrid++;

@@ -181,6 +181,7 @@ floor_div(int64_t a, int64_t b)
 extern void cc_region_convolve(builder *b, dense *d, const int64_t *offset,
 							   const double *mass, int64_t n, bool lattice_x);
 extern void cc_region_convolve_sparse(builder *b, const sparse *s);
+extern void cc_region_sparse_dense(builder *b, const sparse *s, dense *d);
 extern void cc_region_sparse_add(sparse *s, int64_t i, double m);
 extern void cc_region_sparse_split(sparse *s, int64_t j, double d, double h,
 								   double m);

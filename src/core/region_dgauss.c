@@ -249,16 +249,9 @@ cc_region_dg_convolve(builder *b, dg_group *g)
 	{
 		dg_to_grid(b, g, &g->x, 1, g->coarse, &s);
 		if (!b->failed)
-		{
-			d.lo = s.idx[0];
-			d.len = s.idx[s.n - 1] - s.idx[0] + 1;
-			d.p = get(b, d.len, sizeof(double));
-		}
+			cc_region_sparse_dense(b, &s, &d);
 		if (!b->failed)
 		{
-			memset(d.p, 0, (size_t) d.len * sizeof(double));
-			for (int64_t i = 0; i < s.n; i++)
-				d.p[s.idx[i] - d.lo] = s.mass[i];
 			n_fold(b, &d, g->n, false);
 			fine.idx = get(b, d.len, sizeof(int64_t));
 			fine.mass = get(b, d.len, sizeof(double));

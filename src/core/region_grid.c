@@ -128,6 +128,20 @@ cc_region_sparse_split(sparse *s, int64_t j, double d, double h, double m)
 }
 
 
+/* s's masses laid out from its first index to its last, into d. */
+void
+cc_region_sparse_dense(builder *b, const sparse *s, dense *d)
+{
+	d->lo = s->idx[0];
+	d->len = s->idx[s->n - 1] - s->idx[0] + 1;
+	d->p = get(b, d->len, sizeof(double));
+	if (b->failed)
+		return;
+	memset(d->p, 0, (size_t) d->len * sizeof(double));
+	for (int64_t i = 0; i < s->n; i++)
+		d->p[s->idx[i] - d->lo] = s->mass[i];
+}
+
 /*
  * The grid: H units with at most MAX_POINTS over the summed spans, with
  * the points a standard deviation that GRID_WORK allows for groups of
@@ -201,15 +215,10 @@ cc_region_coarsen(builder *b, double mu)
 				cc_region_sparse_split(&s, q, (double) (j - q * k) * b->h, (double) k * b->h,
 							 b->acc.p[i]);
 		}
-		d.lo = s.idx[0];
-		d.len = s.idx[s.n - 1] - s.idx[0] + 1;
-		d.p = get(b, d.len, sizeof(double));
+		cc_region_sparse_dense(b, &s, &d);
 	}
 	if (!b->failed)
 	{
-		memset(d.p, 0, (size_t) d.len * sizeof(double));
-		for (int64_t i = 0; i < s.n; i++)
-			d.p[s.idx[i] - d.lo] = s.mass[i];
 		put(b, b->acc.p);
 		b->acc = d;
 		b->H *= k;
