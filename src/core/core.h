@@ -1,7 +1,8 @@
 /*
  * core.h
  *		What every file of the core shares: the status codes its functions
- *		return and the exact units in which epsilon and rho are held.
+ *		return, the exact units in which epsilon and rho are held, and the
+ *		allocator a caller passes.
  *
  * Pure C: no PostgreSQL headers.  The bottom of the core's one-way order
  * (README.md): it includes nothing of the core, so the samplers, the
@@ -10,6 +11,7 @@
 #ifndef CC_CORE_H
 #define CC_CORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum cc_status
@@ -40,5 +42,18 @@ typedef enum cc_status
 #define CC_RHO_UNITS_PER_ONE UINT64_C(1000000000)
 #define CC_MIN_RHO 1e-6
 #define CC_MAX_RHO 1e3
+
+/*
+ * Where a privacy curve's memory comes from (privacy_region.h): palloc in a
+ * memory context for the glue (an ereport out of palloc leaves the blocks to
+ * the context), malloc when NULL is passed.  alloc returning NULL fails the
+ * build cleanly.
+ */
+typedef struct cc_allocator
+{
+	void	   *(*alloc) (void *ctx, size_t size);
+	void		(*release) (void *ctx, void *ptr);
+	void	   *ctx;
+} cc_allocator;
 
 #endif							/* CC_CORE_H */

@@ -134,6 +134,7 @@
  * IDENTIFICATION
  *	  src/core/privacy_region.c
  */
+#include "privacy_region.h"
 #include "privacy_region_int.h"
 
 #include <math.h>

@@ -2,7 +2,8 @@
  * privacy_region_int.h
  *		What the files of the privacy region share: its limits, the grid's
  *		arrays, the groups of charges, the curve's layout and its builder.
- *		Only privacy_region.c and region_*.c include it.
+ *		Only privacy_region.c and region_*.c include it, after
+ *		privacy_region.h.
  *
  * privacy_region.c holds the arguments (why each step keeps an upper
  * bound), the charges and the composition that builds a curve; region_grid.c
@@ -15,7 +16,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "privacy_region.h"
+#include "core.h"				/* cc_allocator */
+
+/* privacy_region.h's, which is above this header: see README.md */
+typedef struct cc_privacy_curve cc_privacy_curve;
 
 #define UNIT 1e-9				/* an epsilon unit */
 #define MAX_EPSILON_UNITS UINT64_C(1000000000000)

@@ -8,6 +8,7 @@
  * IDENTIFICATION
  *	  src/core/region_dgauss.c
  */
+#include "privacy_region.h"
 #include "privacy_region_int.h"
 
 #include <math.h>

@@ -9,6 +9,7 @@
  * IDENTIFICATION
  *	  src/core/region_grid.c
  */
+#include "privacy_region.h"
 #include "privacy_region_int.h"
 
 #include <math.h>

@@ -6,6 +6,7 @@
  * IDENTIFICATION
  *	  src/core/region_pure.c
  */
+#include "privacy_region.h"
 #include "privacy_region_int.h"
 
 #include <math.h>
