@@ -215,8 +215,8 @@ extern double cc_inverse_scale(cc_scale b);
 
 /*
  * A bound on the sum of count independent discrete Laplace draws of one
- * scale (dlap_tails.c): |sum| <= the result with probability at least 1 - delta,
- * log_term = ln(2 / delta).  For other mechanisms built on trees
+ * scale (dlap_tails.c): |sum| <= the result with probability at least
+ * 1 - delta, log_term = ln(2 / delta).  For other mechanisms built on trees
  * (continual_mean.c).
  */
 extern double cc_dlap_sum_bound(int64_t count, cc_scale scale, double log_term);
@@ -230,10 +230,10 @@ extern cc_scale cc_params_scale(const cc_params *params, uint64_t multiplier);
 
 /*
  * The binary tree of Chan, Shi and Song (tree.c), used by the binary and
- * hybrid mechanisms.  Node i holds the exact and noisy sums of the latest closed
- * dyadic interval of length 2^i; only nodes for the set bits of t are live.
- * A node's noise is drawn once, when the node closes, and kept until the
- * node is replaced by the next interval of its level.
+ * hybrid mechanisms.  Node i holds the exact and noisy sums of the latest
+ * closed dyadic interval of length 2^i; only nodes for the set bits of t are
+ * live.  A node's noise is drawn once, when the node closes, and kept until
+ * the node is replaced by the next interval of its level.
  */
 typedef struct cc_tree_node
 {
