@@ -18,30 +18,21 @@
 /* ---------------------------------------------------------------------- */
 
 /*
- * The binomial of n randomized responses of epsilon, from the mode outward
- * while masses stay above CUT of it, normalized by what was kept; the lower
- * tail's bound joins the lowest atom, the upper's goes to p_inf.  Ratios of
- * successive masses fall as j grows, so a tail is at most its first term
- * times r/(1 - r).
+ * The binomial's window, counted before its masses are: from the mode
+ * outward while a mass stays at or above CUT of the mode's, into g->lo and
+ * g->hi.  Returns the mode.
  */
-void
-cc_region_pure_binomial(builder *b, pure_group *g)
+static int64_t
+binomial_window(pure_group *g, double up, double down)
 {
-	double		eps = (double) g->units * UNIT;
-	double		up = exp(eps);	/* P-odds of one response: p/q */
-	double		down = exp(-eps);
 	int64_t		n = g->n;
 	double		p = 1.0 / (1.0 + down);
 	int64_t		mode = (int64_t) floor((double) (n + 1) * p);
 	double		m;
-	double		sum = 0.0;
-	double		tail_lo = 0.0;
-	double		tail_hi = 0.0;
 	int64_t		j;
 
 	if (mode > n)
 		mode = n;
-	/* count the window first */
 	for (m = 1.0, j = mode; j < n; j++)
 	{
 		double		next = m * ((double) (n - j) / (double) (j + 1)) * up;
@@ -60,6 +51,29 @@ cc_region_pure_binomial(builder *b, pure_group *g)
 		m = next;
 	}
 	g->lo = j;
+	return mode;
+}
+
+/*
+ * The binomial of n randomized responses of epsilon, from the mode outward
+ * while masses stay above CUT of it, normalized by what was kept; the lower
+ * tail's bound joins the lowest atom, the upper's goes to p_inf.  Ratios of
+ * successive masses fall as j grows, so a tail is at most its first term
+ * times r/(1 - r).
+ */
+void
+cc_region_pure_binomial(builder *b, pure_group *g)
+{
+	double		eps = (double) g->units * UNIT;
+	double		up = exp(eps);	/* P-odds of one response: p/q */
+	double		down = exp(-eps);
+	int64_t		n = g->n;
+	int64_t		mode = binomial_window(g, up, down);
+	double		sum = 0.0;
+	double		tail_lo = 0.0;
+	double		tail_hi = 0.0;
+	int64_t		j;
+
 	g->mass = get(b, g->hi - g->lo + 1, sizeof(double));
 	if (g->mass == NULL)
 		return;
