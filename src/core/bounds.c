@@ -133,7 +133,6 @@
 #define GRID 128
 #define NODE_LEVELS 64
 
-
 /*
  * The node estimates of a honaker tree at a lambda grid (lambda_g = top
  * e^(-step g)): what every class of the parameters shares.  For each
@@ -614,7 +613,6 @@ cheap_nodes_log_mgf(const node_grid *ng, int g, int k)
 	return extreme_sum(ng->at[g][NODE_DISCRETE], ng->order[g][NODE_DISCRETE],
 					   ng->levels, 0, k, true);
 }
-
 
 /* A quantile x of the noise before rounding, as a bound on its integer error. */
 static inline double

@@ -293,7 +293,6 @@ charge_rho(const cc_charge *c)
 	return 0.0;
 }
 
-
 /* The charges sorted into groups, and what sizes their composition. */
 typedef struct composition
 {

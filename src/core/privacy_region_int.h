@@ -180,7 +180,6 @@ floor_div(int64_t a, int64_t b)
 	return q - (a % b < 0);
 }
 
-
 /* region_grid.c: the grid of the discrete part */
 extern void cc_region_convolve(builder *b, dense *d, const int64_t *offset,
 							   const double *mass, int64_t n, bool lattice_x);

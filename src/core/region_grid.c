@@ -128,7 +128,6 @@ cc_region_sparse_split(sparse *s, int64_t j, double d, double h, double m)
 	}
 }
 
-
 /* s's masses laid out from its first index to its last, into d. */
 void
 cc_region_sparse_dense(builder *b, const sparse *s, dense *d)
