@@ -228,6 +228,10 @@ extern double cc_dlap_sum_bound(int64_t count, cc_scale scale, double log_term);
 extern cc_scale cc_state_scale(const cc_state *state, uint64_t multiplier);
 extern cc_scale cc_params_scale(const cc_params *params, uint64_t multiplier);
 
+/* A tail of count draws of that scale, summed exactly (scale.c). */
+extern void cc_tail_exact(cc_tail *tail, int64_t count, const cc_params *params,
+						  uint64_t multiplier);
+
 /*
  * The binary tree of Chan, Shi and Song (tree.c), used by the binary and
  * hybrid mechanisms.  Node i holds the exact and noisy sums of the latest

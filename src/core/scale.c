@@ -46,3 +46,17 @@ cc_inverse_scale(cc_scale b)
 	/* num and den may have more bits than a double: three roundings */
 	return (double) b.den / (double) b.num * (1.0 - 0x1p-50);
 }
+
+/*
+ * A bound's tail of count draws of the scale multiplier * sensitivity /
+ * epsilon, summed exactly (1. at the head of bounds.c): what the tree and
+ * simple mechanisms' classes are.
+ */
+void
+cc_tail_exact(cc_tail *tail, int64_t count, const cc_params *params,
+			  uint64_t multiplier)
+{
+	tail->exact = count;
+	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, multiplier));
+	tail->exact_weight = 1.0;
+}
