@@ -75,7 +75,7 @@ typedef struct cc_release
 	double		bound;			/* |noisy - exact| <= bound for all steps at
 								 * once, with probability at least 1 - beta:
 								 * a proven upper bound on the tail (see
-								 * mechanism.c, error bars), never an
+								 * the head of bounds.c), never an
 								 * approximation */
 } cc_release;
 
