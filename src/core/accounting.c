@@ -32,8 +32,9 @@
 #include "accounting.h"
 
 #include <math.h>
+#include <stddef.h>
 
-#include "mechanism.h"			/* CC_EPSILON_UNITS_PER_ONE */
+#include "core.h"				/* CC_EPSILON_UNITS_PER_ONE */
 
 typedef unsigned __int128 u128;
 

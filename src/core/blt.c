@@ -130,15 +130,18 @@ bisect(const cc_blt *blt, double lo, double hi)
 	}
 }
 
-bool
-cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
+/*
+ * Is the BLT's C valid (each theta_j in (0, 1), each omega_j positive and
+ * finite, distinct thetas, f(1) > 0)?  Its thetas largest first into
+ * sorted, and C(1) into *c1.
+ */
+static bool
+blt_sorted_valid(const cc_blt *blt, double *sorted, double *c1)
 {
 	int			d = blt->buffers;
-	double		sorted[CC_BLT_MAX_BUFFERS];
-	double		c1 = 1.0;
 	double		pillutla = 0.0;
-	double		b0;
 
+	*c1 = 1.0;
 	if (d < 1 || d > CC_BLT_MAX_BUFFERS)
 		return false;
 	for (int j = 0; j < d; j++)
@@ -148,7 +151,7 @@ cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
 		if (!(blt->phi[j] > 0.0 && blt->phi[j] < 1.0 && blt->omega[j] > 0.0 &&
 			  isfinite(blt->omega[j])))
 			return false;
-		c1 += blt->omega[j] / blt->phi[j];
+		*c1 += blt->omega[j] / blt->phi[j];
 		pillutla += blt->omega[j] / (1.0 - blt->phi[j]);
 		/* insertion, largest phi first */
 		while (i > 0 && sorted[i - 1] < blt->phi[j])
@@ -164,27 +167,22 @@ cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
 	for (int j = 1; j < d; j++)
 		if (!(sorted[j] < sorted[j - 1]))
 			return false;
+	return true;
+}
 
-	/*
-	 * f increases on each interval between its poles phi_j, from -infinity
-	 * just right of a pole to +infinity just left of the next one: a root
-	 * between each two neighbours, and one between the largest and 1, where
-	 * f(1) > 0.  That is d roots, all real, in (0, 1).
-	 */
-	noise->buffers = d;
-	noise->phi[0] = bisect(blt, sorted[0], 1.0);
-	for (int j = 1; j < d; j++)
-		noise->phi[j] = bisect(blt, sorted[j], sorted[j - 1]);
+/*
+ * C^-1 = 1 + sum_i w_i x / (1 - theta'_i x) with the residues
+ * w_i = prod_j (theta'_i - theta_j) / prod_{j != i} (theta'_i - theta'_j),
+ * negative; the prefix sums of its coefficients are B's,
+ * b_k = 1 + sum_i w_i (1 - theta'_i^k) / phi'_i, so alpha_i = -w_i / phi'_i
+ * and beta = 1 - sum_i alpha_i, which is 1 / C(1).  False unless every
+ * alpha_i is positive; *sum gains the alphas, to check beta against.
+ */
+static bool
+noise_residues(const cc_blt *blt, cc_blt_noise *noise, double *sum)
+{
+	int			d = blt->buffers;
 
-	/*
-	 * C^-1 = 1 + sum_i w_i x / (1 - theta'_i x) with the residues
-	 * w_i = prod_j (theta'_i - theta_j) / prod_{j != i} (theta'_i - theta'_j),
-	 * negative; the prefix sums of its coefficients are B's,
-	 * b_k = 1 + sum_i w_i (1 - theta'_i^k) / phi'_i, so alpha_i = -w_i / phi'_i
-	 * and beta = 1 - sum_i alpha_i, which is 1 / C(1).
-	 */
-	b0 = 1.0 / c1;
-	noise->beta = b0;
 	for (int i = 0; i < d; i++)
 	{
 		double		w = 1.0;
@@ -199,8 +197,17 @@ cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
 		noise->log_theta[i] = log1p(-noise->phi[i]);
 		if (!(noise->alpha[i] > 0.0) || !(noise->phi[i] > 0.0 && noise->phi[i] < 1.0))
 			return false;
-		b0 += noise->alpha[i];
+		*sum += noise->alpha[i];
 	}
+	return true;
+}
+
+/* The sums over pairs of B's geometric terms that the variances take. */
+static void
+noise_pairs(cc_blt_noise *noise)
+{
+	int			d = noise->buffers;
+
 	for (int j = 0; j < d; j++)
 	{
 		noise->linear[j] = noise->alpha[j] / noise->phi[j];
@@ -212,6 +219,35 @@ cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
 			noise->pair_row[j] += noise->pair[j][l];
 		}
 	}
+}
+
+bool
+cc_blt_noise_of(const cc_blt *blt, cc_blt_noise *noise)
+{
+	int			d = blt->buffers;
+	double		sorted[CC_BLT_MAX_BUFFERS];
+	double		c1;
+	double		b0;
+
+	if (!blt_sorted_valid(blt, sorted, &c1))
+		return false;
+
+	/*
+	 * f increases on each interval between its poles phi_j, from -infinity
+	 * just right of a pole to +infinity just left of the next one: a root
+	 * between each two neighbours, and one between the largest and 1, where
+	 * f(1) > 0.  That is d roots, all real, in (0, 1).
+	 */
+	noise->buffers = d;
+	noise->phi[0] = bisect(blt, sorted[0], 1.0);
+	for (int j = 1; j < d; j++)
+		noise->phi[j] = bisect(blt, sorted[j], sorted[j - 1]);
+
+	b0 = 1.0 / c1;
+	noise->beta = b0;
+	if (!noise_residues(blt, noise, &b0))
+		return false;
+	noise_pairs(noise);
 	return fabs(b0 - 1.0) <= 1e-9;
 }
 

@@ -364,6 +364,70 @@ cc_mean_plan_make(const cc_mean_params *params, cc_mean_plan *plan)
 	return cc_mean_plan_calibrate(plan);
 }
 
+/*
+ * Can level l of the plan be calibrated: its tree holds every element the
+ * level can receive, and a truncated level's grid of candidates covers
+ * every array sum?
+ */
+static bool
+level_plan_valid(const cc_mean_plan *plan, int l)
+{
+	const cc_mean_params *p = &plan->params;
+	const cc_mean_level *lv = &plan->level[l];
+	bool		naive = p->kind == CC_MEAN_NAIVE;
+	int64_t		range;
+	int64_t		reach = naive ? p->horizon : p->horizon >> l;
+	int64_t		needed = p->users;
+
+	/*
+	 * The tree must hold every element the level can receive: its depth is
+	 * the most nodes one element is in.
+	 */
+	if (naive && __builtin_mul_overflow(p->users, p->per_user, &needed))
+		needed = reach;
+	if (needed > reach)
+		needed = reach;
+	if (lv->block < 1 || lv->capacity < needed || lv->capacity < 1 ||
+		lv->depth != cc_tree_levels(lv->capacity) ||
+		__builtin_mul_overflow(lv->block, p->resolution, &range))
+		return false;
+	if (!lv->truncated)
+		return true;
+	/* every array sum, 0 .. range, within s/2 of a candidate */
+	return !(naive || lv->half_width < 0 || lv->half_width > range ||
+			 lv->arrays < 1 || lv->arrays > CC_MEAN_MAX_ARRAYS ||
+			 lv->spacing < 1 || lv->grid < 1 || lv->grid > CC_MEAN_MAX_GRID ||
+			 (lv->grid - 1) * lv->spacing < range);
+}
+
+/* Level l's sensitivity, and the noise scale and variance of its tree. */
+static cc_mean_status
+level_calibrate(cc_mean_plan *plan, int l)
+{
+	const cc_mean_params *p = &plan->params;
+	cc_mean_level *lv = &plan->level[l];
+	uint64_t	multiplier;
+
+	if (p->kind == CC_MEAN_NAIVE)
+	{
+		if (__builtin_mul_overflow(p->per_user, p->resolution, &lv->sensitivity))
+			return CC_MEAN_SCALE_TOO_LARGE;
+	}
+	else if (lv->truncated)
+		lv->sensitivity = 2 * lv->half_width;
+	else
+		lv->sensitivity = lv->block * p->resolution;
+	/* a clamp of width 0 leaves nothing to protect; keep a scale >= 1 */
+	if (lv->sensitivity < 1)
+		lv->sensitivity = 1;
+	if (__builtin_mul_overflow((uint64_t) lv->depth, (uint64_t) lv->sensitivity, &multiplier) ||
+		__builtin_mul_overflow(multiplier, plan->tree_share, &multiplier) ||
+		!cc_scale_make(multiplier, p->epsilon_units, EPSILON_DEN, &lv->scale))
+		return CC_MEAN_SCALE_TOO_LARGE;
+	lv->variance = cc_dlap_variance(lv->scale);
+	return CC_MEAN_OK;
+}
+
 cc_mean_status
 cc_mean_plan_calibrate(cc_mean_plan *plan)
 {
@@ -377,34 +441,13 @@ cc_mean_plan_calibrate(cc_mean_plan *plan)
 	plan->max_grid = 0;
 	for (int l = 0; l < plan->levels; l++)
 	{
-		cc_mean_level *lv = &plan->level[l];
-		int64_t		range;
-		int64_t		reach = naive ? p->horizon : p->horizon >> l;
-		int64_t		needed = p->users;
-
-		/*
-		 * The tree must hold every element the level can receive: its depth
-		 * is the most nodes one element is in.
-		 */
-		if (naive && __builtin_mul_overflow(p->users, p->per_user, &needed))
-			needed = reach;
-		if (needed > reach)
-			needed = reach;
-		if (lv->block < 1 || lv->capacity < needed || lv->capacity < 1 ||
-			lv->depth != cc_tree_levels(lv->capacity) ||
-			__builtin_mul_overflow(lv->block, p->resolution, &range))
+		if (!level_plan_valid(plan, l))
 			return CC_MEAN_BAD_PLAN;
-		if (!lv->truncated)
+		if (!plan->level[l].truncated)
 			continue;
-		/* every array sum, 0 .. range, within s/2 of a candidate */
-		if (naive || lv->half_width < 0 || lv->half_width > range ||
-			lv->arrays < 1 || lv->arrays > CC_MEAN_MAX_ARRAYS ||
-			lv->spacing < 1 || lv->grid < 1 || lv->grid > CC_MEAN_MAX_GRID ||
-			(lv->grid - 1) * lv->spacing < range)
-			return CC_MEAN_BAD_PLAN;
 		medians++;
-		if (lv->grid > plan->max_grid)
-			plan->max_grid = lv->grid;
+		if (plan->level[l].grid > plan->max_grid)
+			plan->max_grid = plan->level[l].grid;
 	}
 	plan->medians = medians;
 	plan->median_share = (uint64_t) (2 * medians);
@@ -416,26 +459,10 @@ cc_mean_plan_calibrate(cc_mean_plan *plan)
 
 	for (int l = 0; l < plan->levels; l++)
 	{
-		cc_mean_level *lv = &plan->level[l];
-		uint64_t	multiplier;
+		cc_mean_status status = level_calibrate(plan, l);
 
-		if (naive)
-		{
-			if (__builtin_mul_overflow(p->per_user, p->resolution, &lv->sensitivity))
-				return CC_MEAN_SCALE_TOO_LARGE;
-		}
-		else if (lv->truncated)
-			lv->sensitivity = 2 * lv->half_width;
-		else
-			lv->sensitivity = lv->block * p->resolution;
-		/* a clamp of width 0 leaves nothing to protect; keep a scale >= 1 */
-		if (lv->sensitivity < 1)
-			lv->sensitivity = 1;
-		if (__builtin_mul_overflow((uint64_t) lv->depth, (uint64_t) lv->sensitivity, &multiplier) ||
-			__builtin_mul_overflow(multiplier, plan->tree_share, &multiplier) ||
-			!cc_scale_make(multiplier, p->epsilon_units, EPSILON_DEN, &lv->scale))
-			return CC_MEAN_SCALE_TOO_LARGE;
-		lv->variance = cc_dlap_variance(lv->scale);
+		if (status != CC_MEAN_OK)
+			return status;
 	}
 	return CC_MEAN_OK;
 }
@@ -658,13 +685,11 @@ level_activate(cc_mean *state, void *users, int l, cc_rng *rng)
 	return CC_MEAN_OK;
 }
 
-cc_mean_status
-cc_mean_push(cc_mean *state, void *users, int64_t user, int64_t q, cc_rng *rng)
+/* Why this sample cannot be pushed, or CC_MEAN_OK. */
+static cc_mean_status
+push_refusal(const cc_mean *state, int64_t user, int64_t q)
 {
 	const cc_mean_plan *plan = &state->plan;
-	cc_mean_user *rec;
-	int64_t		count;
-	int			l;
 
 	if (q < 0 || q > plan->params.resolution)
 		return CC_MEAN_BAD_SAMPLE;
@@ -674,32 +699,21 @@ cc_mean_push(cc_mean *state, void *users, int64_t user, int64_t q, cc_rng *rng)
 		return CC_MEAN_TOO_MANY_USERS;
 	if (state->t == plan->params.horizon)
 		return CC_MEAN_PAST_HORIZON;
+	return CC_MEAN_OK;
+}
 
-	rec = user_record(state, users, user);
-	if (user == state->users)
-	{
-		memset(rec, 0, cc_mean_user_bytes(plan));
-		state->users++;
-	}
-	state->t++;
-	if (rec->count == plan->cap)
-	{
-		state->dropped++;
-		return CC_MEAN_OK;
-	}
-	count = ++rec->count;
-	if (count > state->max_count)
-		state->max_count = count;
-	if (plan->params.kind == CC_MEAN_NAIVE)
-		return level_push(state, 0, q, rng);
+/*
+ * The user's count reached 2^l: release what it withheld to level l, grow
+ * its offers to the medians above, and start the levels whose medians now
+ * have their arrays.
+ */
+static cc_mean_status
+release_withheld(cc_mean *state, void *users, cc_mean_user *rec, int64_t count,
+				 cc_rng *rng)
+{
+	const cc_mean_plan *plan = &state->plan;
+	int			l = floor_log2(count);
 
-	/* at most cap * Q <= T Q <= CC_MEAN_MAX_SUM */
-	rec->withheld += q;
-	if ((count & (count - 1)) != 0)
-		return CC_MEAN_OK;
-
-	/* the count reached 2^l: release what was withheld to level l */
-	l = floor_log2(count);
 	rec->element[l] = rec->withheld;
 	rec->withheld = 0;
 	for (int v = l + 1; v < plan->levels; v++)
@@ -730,6 +744,41 @@ cc_mean_push(cc_mean *state, void *users, int64_t user, int64_t q, cc_rng *rng)
 		}
 	}
 	return CC_MEAN_OK;
+}
+
+cc_mean_status
+cc_mean_push(cc_mean *state, void *users, int64_t user, int64_t q, cc_rng *rng)
+{
+	const cc_mean_plan *plan = &state->plan;
+	cc_mean_status status = push_refusal(state, user, q);
+	cc_mean_user *rec;
+	int64_t		count;
+
+	if (status != CC_MEAN_OK)
+		return status;
+	rec = user_record(state, users, user);
+	if (user == state->users)
+	{
+		memset(rec, 0, cc_mean_user_bytes(plan));
+		state->users++;
+	}
+	state->t++;
+	if (rec->count == plan->cap)
+	{
+		state->dropped++;
+		return CC_MEAN_OK;
+	}
+	count = ++rec->count;
+	if (count > state->max_count)
+		state->max_count = count;
+	if (plan->params.kind == CC_MEAN_NAIVE)
+		return level_push(state, 0, q, rng);
+
+	/* at most cap * Q <= T Q <= CC_MEAN_MAX_SUM */
+	rec->withheld += q;
+	if ((count & (count - 1)) != 0)
+		return CC_MEAN_OK;
+	return release_withheld(state, users, rec, count, rng);
 }
 
 void

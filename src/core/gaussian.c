@@ -80,35 +80,24 @@ exponent_at_least(u128 num, uint64_t den, uint64_t tenths)
 	return 10 * num >= (u128) tenths * den;
 }
 
-cc_status
-cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
+/*
+ * The table's sigma^2 in lowest terms (a release's has large common
+ * factors), its d' = d 4^s for the least s with n / (d 4^s) <= 64 (then
+ * above 16, so d 4^s < n / 16 < 2^58), and its number of buckets N.
+ */
+static void
+table_shape(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 {
-	cc_status	status = cc_dgauss_check(sigma2);
-	uint64_t	g;
-	uint64_t	n;
-	uint64_t	d;
-	uint64_t	total = 0;
+	uint64_t	g = cc_gcd(sigma2.num, sigma2.den);
+	uint64_t	n = sigma2.num / g;
 	int			i;
-	int			k;
 
-	if (status != CC_OK)
-		return status;
-	if (unit_bits < 2 || unit_bits > CC_DGAUSS_UNIT_BITS)
-		return CC_SCALE_TOO_LARGE;
-	/* lowest terms: a release's sigma^2 has large common factors */
-	g = cc_gcd(sigma2.num, sigma2.den);
-	n = sigma2.num / g;
-	d = sigma2.den / g;
 	table->sigma2 = sigma2;
 	table->unit_bits = unit_bits;
 	table->n = n;
-	table->d = d;
-	/*
-	 * The table's d: d 4^s for the least s with n / (d 4^s) <= 64, then
-	 * above 16, so d 4^s < n / 16 < 2^58.
-	 */
+	table->d = sigma2.den / g;
 	table->scale_bits = 0;
-	table->table_d = d;
+	table->table_d = table->d;
 	while (table->table_d * (u128) DG_TABLE_MAX_SIGMA2 < n)
 	{
 		table->scale_bits++;
@@ -124,6 +113,15 @@ cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 			exponent_at_least((u128) (2 * i + 1) * table->table_d, 2 * n, 7))
 			break;
 	table->entries = i;
+}
+
+/* Each bucket's units: the sure ones below its weight's lower bound. */
+static void
+table_buckets(cc_dgauss_table *table)
+{
+	int			unit_bits = table->unit_bits;
+	uint64_t	total = 0;
+	int			i;
 
 	for (i = 0; i < table->entries; i++)
 	{
@@ -139,7 +137,7 @@ cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 		else
 		{
 			/* units below floor(lo) accept at once, up to floor(hi) by comparison */
-			cc_exp_bounds((u128) i * i * table->table_d, 2 * n, unit_bits, 1, lo, hi);
+			cc_exp_bounds((u128) i * i * table->table_d, 2 * table->n, unit_bits, 1, lo, hi);
 			table->sure[i] = lo[1];
 			total += hi[1] + 1;
 		}
@@ -151,9 +149,17 @@ cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 	table->total = total;
 	for (i = table->entries + 1; i < CC_DGAUSS_SEARCH; i++)
 		table->ends[i] = UINT64_MAX;
-	/* the guides: 2^CC_DGAUSS_GUIDE_BITS spans of 2^guide_shift units cover total */
+}
+
+/* The guides: 2^CC_DGAUSS_GUIDE_BITS spans of 2^guide_shift units cover total. */
+static void
+table_guides(cc_dgauss_table *table)
+{
+	int			i;
+	int			k;
+
 	table->guide_shift = 0;
-	while (((total - 1) >> table->guide_shift) >> CC_DGAUSS_GUIDE_BITS != 0)
+	while (((table->total - 1) >> table->guide_shift) >> CC_DGAUSS_GUIDE_BITS != 0)
 		table->guide_shift++;
 	for (i = 0, k = 0; k < (1 << CC_DGAUSS_GUIDE_BITS); k++)
 	{
@@ -161,6 +167,20 @@ cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
 			i++;
 		table->guide[k] = (uint8_t) i;
 	}
+}
+
+cc_status
+cc_dgauss_table_build(cc_scale sigma2, int unit_bits, cc_dgauss_table *table)
+{
+	cc_status	status = cc_dgauss_check(sigma2);
+
+	if (status != CC_OK)
+		return status;
+	if (unit_bits < 2 || unit_bits > CC_DGAUSS_UNIT_BITS)
+		return CC_SCALE_TOO_LARGE;
+	table_shape(sigma2, unit_bits, table);
+	table_buckets(table);
+	table_guides(table);
 	return CC_OK;
 }
 

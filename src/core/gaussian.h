@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mechanism.h"			/* cc_status */
+#include "core.h"				/* cc_status, CC_RHO_UNITS_PER_ONE */
 #include "noise.h"
 
 /*

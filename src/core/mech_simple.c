@@ -83,9 +83,7 @@ simple_i_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail
 {
 	(void) group;
 	(void) key;
-	tail->exact = 1;
-	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, simple_i_multiplier(params)));
-	tail->exact_weight = 1.0;
+	cc_tail_exact(tail, 1, params, simple_i_multiplier(params));
 }
 
 /*
@@ -138,9 +136,8 @@ static void
 simple_ii_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
 {
 	(void) group;
-	tail->exact = params->has_horizon ? params->horizon : (int64_t) ((UINT64_C(1) << key) - 1);
-	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, 1));
-	tail->exact_weight = 1.0;
+	cc_tail_exact(tail, params->has_horizon ? params->horizon : (int64_t) ((UINT64_C(1) << key) - 1),
+				  params, 1);
 	tail->segment = true;
 }
 

@@ -277,9 +277,7 @@ static void
 smooth_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *tail)
 {
 	(void) group;
-	tail->exact = key;
-	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, smooth_multiplier(params)));
-	tail->exact_weight = 1.0;
+	cc_tail_exact(tail, key, params, smooth_multiplier(params));
 }
 
 const cc_mechanism_ops cc_smooth_binary_ops = {

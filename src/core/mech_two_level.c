@@ -119,17 +119,17 @@ two_level_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tai
 {
 	int64_t		total = params->horizon / params->block + 1;
 	int64_t		last = (key + 1) * segments_per_class(params) - 1;
+	int64_t		draws;
 
 	(void) group;
 	if (last > total - 1)
 		last = total - 1;
 	/* draws grow with q, but the horizon may cut the last segment short */
-	tail->exact = segment_draws(params, last);
+	draws = segment_draws(params, last);
 	if (last > key * segments_per_class(params) &&
-		segment_draws(params, last - 1) > tail->exact)
-		tail->exact = segment_draws(params, last - 1);
-	tail->exact_inv_b = cc_inverse_scale(cc_params_scale(params, 2));
-	tail->exact_weight = 1.0;
+		segment_draws(params, last - 1) > draws)
+		draws = segment_draws(params, last - 1);
+	cc_tail_exact(tail, draws, params, 2);
 	tail->segment = true;
 }
 

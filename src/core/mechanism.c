@@ -1,8 +1,10 @@
 /*
  * mechanism.c
- *		What all mechanisms share: parameters, dispatch, and reads (whose
- *		bound is bounds.c's).
+ *		The dispatch to the mechanisms: their names, the checking of their
+ *		parameters, a state's size, initialization, validity and steps.
+ *		The reads are read.c's, above the bound.
  */
+#include "mechanism.h"
 #include "mechanism_int.h"
 #include "gaussian.h"
 
@@ -168,41 +170,10 @@ cc_params_prepare(cc_params *p)
 	return CC_OK;
 }
 
-uint64_t
-cc_multiplier_one(const cc_params *params)
-{
-	(void) params;
-	return 1;
-}
-
-uint64_t
-cc_multiplier_two(const cc_params *params)
-{
-	(void) params;
-	return 2;
-}
-
 size_t
 cc_state_size(const cc_params *params)
 {
 	return sizeof(cc_state) + mechanisms[params->kind]->part_size(params);
-}
-
-cc_scale
-cc_params_scale(const cc_params *params, uint64_t multiplier)
-{
-	cc_scale	scale;
-
-	/* cc_params_prepare() checked the largest multiplier the mechanism uses */
-	cc_scale_make(multiplier * (uint64_t) params->sensitivity,
-				  params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, &scale);
-	return scale;
-}
-
-cc_scale
-cc_state_scale(const cc_state *state, uint64_t multiplier)
-{
-	return cc_params_scale(&state->params, multiplier);
 }
 
 void
@@ -288,33 +259,4 @@ int64_t
 cc_exact_count(const cc_state *state)
 {
 	return state->exact;
-}
-
-void
-cc_read(const cc_state *state, cc_release *release)
-{
-	const cc_mechanism_ops *ops = mechanisms[state->params.kind];
-	cc_noise	noise = {0};
-
-	release->t = state->t;
-	release->noisy = state->noisy;
-	release->variance = 0.0;
-	release->bound = 0.0;
-	if (state->t == 0)
-		return;
-
-	if (ops->privacy == CC_ZCDP)
-		ops->gaussian_noise(state, &noise);
-	else if (ops->weighted_noise)
-		ops->weighted_noise(state, &noise);
-	else
-	{
-		cc_term		terms[CC_MAX_TERMS];
-		int			nterms = ops->terms(state, terms);
-
-		for (int i = 0; i < nterms; i++)
-			noise.variance += (double) terms[i].count * terms[i].variance;
-	}
-	release->variance = noise.variance;
-	release->bound = cc_bound(state, &noise);
 }

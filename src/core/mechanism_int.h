@@ -7,7 +7,7 @@
 #define CC_MECHANISM_INT_H
 
 #include "blt.h"
-#include "mechanism.h"
+#include "params.h"
 
 /*
  * The common header of every state.  The mechanism's own part follows it
@@ -178,15 +178,16 @@ extern const cc_mechanism_ops cc_smooth_binary_ops;
 extern const cc_mechanism_ops cc_gaussian_honaker_ops;
 extern const cc_mechanism_ops cc_blt_ops;
 
+/* The dispatch (mechanism.c), for the files above it. */
 extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
 
-/* Multipliers that do not depend on the parameters. */
+/* Multipliers that do not depend on the parameters (scale.c). */
 extern uint64_t cc_multiplier_one(const cc_params *params);
 extern uint64_t cc_multiplier_two(const cc_params *params);
 
 /*
  * ln E[exp(x X)] for X discrete Laplace of scale 1 / inv_b, |x| < inv_b
- * (+infinity beyond): used by the bound.
+ * (+infinity beyond): used by the bound (dlap_tails.c).
  */
 extern double cc_dlap_log_mgf(double inv_b, double x);
 
@@ -196,7 +197,7 @@ extern double cc_dlap_log_mgf(double inv_b, double x);
  */
 extern double cc_bound(const cc_state *state, const cc_noise *noise);
 
-/* How many of 1 .. n have popcount k (classes of tree mechanisms). */
+/* How many of 1 .. n have popcount k (classes of tree mechanisms, tree.c). */
 extern int64_t cc_count_popcount(int64_t n, int k);
 
 /*
@@ -206,27 +207,37 @@ extern int64_t cc_count_popcount(int64_t n, int k);
 extern int	cc_popcount_classes(const cc_params *params, int64_t group, int64_t *segments,
 								cc_class *out);
 
-/* The inverse of a scale, rounded down: tails only grow with the scale. */
+/*
+ * The inverse of a scale, rounded down: tails only grow with the scale
+ * (scale.c).
+ */
 extern double cc_inverse_scale(cc_scale b);
 
 /*
  * A bound on the sum of count independent discrete Laplace draws of one
- * scale (bounds.c): |sum| <= the result with probability at least 1 - delta,
- * log_term = ln(2 / delta).  For other mechanisms built on trees
+ * scale (dlap_tails.c): |sum| <= the result with probability at least
+ * 1 - delta, log_term = ln(2 / delta).  For other mechanisms built on trees
  * (continual_mean.c).
  */
 extern double cc_dlap_sum_bound(int64_t count, cc_scale scale, double log_term);
 
-/* The scale multiplier * sensitivity / epsilon; the parameters were checked. */
+/*
+ * The scale multiplier * sensitivity / epsilon; the parameters were checked
+ * (scale.c).
+ */
 extern cc_scale cc_state_scale(const cc_state *state, uint64_t multiplier);
 extern cc_scale cc_params_scale(const cc_params *params, uint64_t multiplier);
 
+/* A tail of count draws of that scale, summed exactly (scale.c). */
+extern void cc_tail_exact(cc_tail *tail, int64_t count, const cc_params *params,
+						  uint64_t multiplier);
+
 /*
- * The binary tree of Chan, Shi and Song, used by the binary and hybrid
- * mechanisms.  Node i holds the exact and noisy sums of the latest closed
- * dyadic interval of length 2^i; only nodes for the set bits of t are live.
- * A node's noise is drawn once, when the node closes, and kept until the
- * node is replaced by the next interval of its level.
+ * The binary tree of Chan, Shi and Song (tree.c), used by the binary and
+ * hybrid mechanisms.  Node i holds the exact and noisy sums of the latest
+ * closed dyadic interval of length 2^i; only nodes for the set bits of t are
+ * live.  A node's noise is drawn once, when the node closes, and kept until
+ * the node is replaced by the next interval of its level.
  */
 typedef struct cc_tree_node
 {

@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "accounting.h"			/* cc_cost */
+#include "core.h"				/* cc_allocator */
 #include "noise.h"				/* cc_scale */
 
 typedef enum cc_charge_kind
@@ -100,18 +101,6 @@ typedef enum cc_region_status
 								 * 1e6, or mu^2 above 1e8 */
 	CC_REGION_NO_MEMORY			/* the allocator returned NULL */
 } cc_region_status;
-
-/*
- * Where the curve's memory comes from: palloc in a memory context for the
- * glue (an ereport out of palloc leaves the blocks to the context), malloc
- * when NULL is passed.  alloc returning NULL fails the build cleanly.
- */
-typedef struct cc_allocator
-{
-	void	   *(*alloc) (void *ctx, size_t size);
-	void		(*release) (void *ctx, void *ptr);
-	void	   *ctx;
-} cc_allocator;
 
 typedef struct cc_privacy_curve cc_privacy_curve;
 
