@@ -90,9 +90,10 @@ check_write_legacy(bool *newval, void **extra pg_attribute_unused(), GucSource s
  * The resource manager id of 0.5's WAL records (src/ledger/store_internal.h):
  * whether it is registered, so that its records replay, and a developer's
  * switch that writes records under it, since the tests of that replay
- * cannot build 0.5.  The switch is hidden from SHOW ALL and the sample file
- * and set only in a session, by a superuser.  Defined at server start only,
- * as the store is.
+ * cannot build 0.5.  The switch is a superuser's, hidden from SHOW ALL and
+ * the sample file, and refused in postgresql.conf and by ALTER SYSTEM, so
+ * that it is not left on for a server.  Defined at server start only, as
+ * the store is.
  */
 static void
 legacy_wal_define(void)
