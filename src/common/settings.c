@@ -33,6 +33,8 @@ char	   *contcount_database = NULL;
 int			contcount_max_ledgers_per_role = 100;
 int			contcount_max_blocks_per_ledger = 5000;
 int			contcount_max_counters_per_role = 25;
+bool		contcount_replay_legacy_wal = true;
+bool		contcount_write_legacy_wal_id = false;
 
 /*
  * Each role's (or ledger's) share of the server-wide room, so that one role
@@ -68,6 +70,50 @@ shares_define(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+}
+
+/*
+ * Records written under 128 that no node could replay would stop crash
+ * recovery and every standby: the test switch needs the legacy reader.
+ */
+static bool
+check_write_legacy(bool *newval, void **extra pg_attribute_unused(), GucSource source pg_attribute_unused())
+{
+	if (!*newval || contcount_replay_legacy_wal)
+		return true;
+	GUC_check_errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
+	GUC_check_errdetail("Records under resource manager id 128 are replayed only with contcount.replay_legacy_wal on.");
+	return false;
+}
+
+/*
+ * The resource manager id of 0.5's WAL records (src/ledger/store_internal.h):
+ * whether it is registered, so that its records replay, and a developer's
+ * switch that writes records under it, since the tests of that replay
+ * cannot build 0.5.  The switch is a superuser's, hidden from SHOW ALL and
+ * the sample file, and refused in postgresql.conf and by ALTER SYSTEM, so
+ * that it is not left on for a server.  Defined at server start only, as
+ * the store is.
+ */
+static void
+legacy_wal_define(void)
+{
+	DefineCustomBoolVariable("contcount.replay_legacy_wal",
+							 "Replays the ledger's WAL records written by contcount 0.5 and earlier (resource manager id 128).",
+							 "Turn off, to leave id 128 to another extension, only once no WAL or base backup from before 0.6 will be replayed on this node.",
+							 &contcount_replay_legacy_wal,
+							 true,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("contcount.write_legacy_wal_id",
+							 "Writes this session's ledger records under resource manager id 128, as contcount 0.5 did; for tests only.",
+							 NULL,
+							 &contcount_write_legacy_wal_id,
+							 false,
+							 PGC_SUSET,
+							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+							 check_write_legacy, NULL, NULL);
 }
 
 /*
@@ -257,6 +303,7 @@ settings_define(bool preloading)
 								   PGC_POSTMASTER,
 								   0,
 								   NULL, NULL, NULL);
+		legacy_wal_define();
 	}
 	/*
 	 * Only at server start: loaded later by a trigger, the server-start

@@ -33,6 +33,18 @@ extern int	contcount_max_ledgers_per_role;
 extern int	contcount_max_blocks_per_ledger;
 extern int	contcount_max_counters_per_role;
 
+/*
+ * contcount.replay_legacy_wal: the ledger's WAL records 0.5 wrote under
+ * resource manager id 128 are replayed (server start only)
+ */
+extern bool contcount_replay_legacy_wal;
+
+/*
+ * contcount.write_legacy_wal_id: this session writes its ledger records
+ * under 128, as 0.5 did; for the tests of their replay only
+ */
+extern bool contcount_write_legacy_wal_id;
+
 extern void settings_define(bool preloading);
 
 #endif							/* CONTCOUNT_SETTINGS_H */

@@ -107,6 +107,16 @@ static RmgrData store_rmgr = {
 	.rm_mask = store_mask
 };
 
+/* the same resource manager under the id 0.5 wrote: see store_internal.h */
+static RmgrData store_legacy_rmgr = {
+	.rm_name = RM_CONTCOUNT_LEGACY_NAME,
+	.rm_redo = store_redo,
+	.rm_desc = store_desc,
+	.rm_identify = store_identify,
+	.rm_cleanup = store_cleanup,
+	.rm_mask = store_mask
+};
+
 void
 store_mark_damaged(const char *what)
 {
@@ -489,10 +499,28 @@ ledger_store_catalog_changed(void)
 		pg_atomic_fetch_add_u64(&store_state->catalog_generation, 1);
 }
 
+/*
+ * Register the resource manager under its id, and under 0.5's id for the
+ * records 0.5 left in WAL while contcount.replay_legacy_wal is on.  Another
+ * library preloaded before this one may hold 128 (it is every extension's
+ * id in development): PostgreSQL would refuse the second registration
+ * anyway, and the server would not start; the error says what to do.
+ */
 void
 ledger_store_register_rmgr(void)
 {
 	RegisterCustomRmgr(RM_CONTCOUNT_ID, &store_rmgr);
+	if (!contcount_replay_legacy_wal)
+		return;
+	if (RmgrIdExists(RM_CONTCOUNT_LEGACY_ID))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("contcount cannot replay 0.5's WAL: resource manager id %d is taken by \"%s\"",
+						RM_CONTCOUNT_LEGACY_ID, RmgrTable[RM_CONTCOUNT_LEGACY_ID].rm_name),
+				 errdetail("contcount 0.5 and earlier wrote their WAL records under id %d; 0.6 writes them under id %d.",
+						   RM_CONTCOUNT_LEGACY_ID, RM_CONTCOUNT_ID),
+				 errhint("Once no WAL written by contcount 0.5 remains to be replayed, set contcount.replay_legacy_wal = off.")));
+	RegisterCustomRmgr(RM_CONTCOUNT_LEGACY_ID, &store_legacy_rmgr);
 }
 
 void

@@ -42,11 +42,26 @@ struct StoreCharge;
 /* ---- The resource manager and its record kinds (store_wal.c) ---- */
 
 /*
- * The resource manager id: the one PostgreSQL reserves for experiments,
- * until contcount registers one on the wiki's list.
+ * The resource manager ids.  PostgreSQL leaves ids 128 to 255 to extensions
+ * and keeps the registry of who uses which on its wiki, on the page
+ * "CustomWALResourceManagers"; its rule: develop with RM_EXPERIMENTAL_ID
+ * (128), and before a release take an id the list does not name and add it
+ * there, since two extensions on one id replay each other's records.  197
+ * was not on the list when 0.6 took it (the list grows from 129 upwards and
+ * names 241), so 0.6 writes every record under it.
+ *
+ * contcount 0.5 and earlier wrote the same records under 128.  A cluster
+ * upgraded from 0.5 may still have them to replay (a crash before the first
+ * checkpoint, a standby behind, point-in-time recovery from an older base
+ * backup), so 128 stays registered as a second, redo-only name of the same
+ * resource manager while contcount.replay_legacy_wal is on: the same
+ * callbacks, a name of its own (PostgreSQL refuses two resource managers of
+ * one name, and wal_consistency_checking = 'contcount' names the new one).
  */
-#define RM_CONTCOUNT_ID RM_EXPERIMENTAL_ID
+#define RM_CONTCOUNT_ID 197
 #define RM_CONTCOUNT_NAME "contcount"
+#define RM_CONTCOUNT_LEGACY_ID RM_EXPERIMENTAL_ID
+#define RM_CONTCOUNT_LEGACY_NAME "contcount_legacy"
 
 /* WAL record kinds (the high bits of xl_info are the resource manager's) */
 #define XLOG_STORE_APPEND 0x10	/* an item added to a page */

@@ -44,6 +44,7 @@
 #include "storage/lwlock.h"
 #include "utils/guc.h"
 
+#include "common/settings.h"
 #include "ledger/ledger_store.h"
 #include "ledger/store_internal.h"
 
@@ -115,7 +116,8 @@ store_wal_append(const StoreItem *stored, BlockNumber *last_block)
 	XLogRegisterData((char *) &xlrec, SizeOfStoreAppend);
 	XLogRegisterData((char *) stored, stored->length);
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (init ? REGBUF_WILL_INIT : 0));
-	recptr = XLogInsert(RM_CONTCOUNT_ID, init ? XLOG_STORE_APPEND_INIT : XLOG_STORE_APPEND);
+	recptr = XLogInsert(contcount_write_legacy_wal_id ? RM_CONTCOUNT_LEGACY_ID : RM_CONTCOUNT_ID,
+						init ? XLOG_STORE_APPEND_INIT : XLOG_STORE_APPEND);
 	PageSetLSN(page, recptr);
 	END_CRIT_SECTION();
 
