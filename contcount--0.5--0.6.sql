@@ -574,3 +574,12 @@ COMMENT ON TABLE contcount.source_grant IS
     'internal: the roles granted each protected source; extension owner only';
 COMMENT ON TABLE contcount.source_mean_value IS
     'internal: the columns of each protected source that source_running_mean may average';
+
+-- One's own spending: contcount.charges shows every role its own charges to
+-- any ledger (what it spent through contcount.ledger, a team's ledger or a
+-- source's), besides every charge to the ledgers it administers, as before.
+-- The function and view are unchanged; only what they show a non-admin is.
+COMMENT ON FUNCTION contcount.charge_rows() IS
+    'the rows of the view contcount.charges: every charge to a ledger the current role manages, and the current role''s own charges to any ledger';
+COMMENT ON VIEW contcount.charges IS
+    'every charge to a ledger the current role manages, and the current role''s own charges to any ledger: when, who, how much, for which statement';
