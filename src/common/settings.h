@@ -33,6 +33,10 @@ extern int	contcount_max_ledgers_per_role;
 extern int	contcount_max_blocks_per_ledger;
 extern int	contcount_max_counters_per_role;
 
+/* What one statement may spend: 0, no cap (src/ledger/statement_cap.c). */
+extern double contcount_max_epsilon_per_statement;
+extern double contcount_max_rho_per_statement;
+
 extern void settings_define(bool preloading);
 
 #endif							/* CONTCOUNT_SETTINGS_H */

@@ -49,6 +49,7 @@
 #include "common/settings.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_forget.h"
+#include "ledger/statement_cap.h"
 #include "ledger/ledger_store.h"
 
 typedef struct LedgerRow
@@ -899,7 +900,9 @@ ledger_charge(const char *ledger, cc_cost cost, const char *function)
 {
 	int64		ledger_id;
 
+	(void) statement_cap_allow(cost, 1);
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	statement_cap_count(cost, 1);
 }
 
 void
@@ -915,8 +918,11 @@ ledger_charge_source(const char *ledger, const char *source_ledger, cc_cost cost
 		check_cost(ledger, cost, false);
 		check_cost(source_ledger, cost, true);
 	}
+	(void) statement_cap_allow(cost, 1);
 	/* the team's quota first: a team without one spends nothing of the data's */
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	/* one release, though two ledgers pay for it */
+	statement_cap_count(cost, 1);
 	if (team != NULL && strcmp(team, source_ledger) == 0)
 		return;
 	(void) charge_releases(source_ledger, cost, function, 1, &ledger_id, true);
@@ -934,6 +940,7 @@ ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost
 		check_cost(ledger, cost, false);
 		check_cost(source_ledger, cost, true);
 	}
+	(void) statement_cap_allow(cost, 1);
 	/* no room for the blocks: refused before the team's ledger pays */
 	if (run->count > 0)
 	{
@@ -944,6 +951,7 @@ ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost
 		ledger_store_check_block_room(row.id, name, run, role);
 	}
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	statement_cap_count(cost, 1);
 	ledger_charge_source_blocks(source_ledger, cost, function, run, block_budget_units);
 }
 
@@ -996,10 +1004,13 @@ site_settle(Datum arg)
 void
 ledger_pay_release(ChargeSite *site, PlanState *node)
 {
+	/* a batch paid in advance never goes beyond the statement's cap */
+	int64		allowed = statement_cap_allow(site->cost, Max(site->next_batch, 1));
+
 	if (site->prepaid == 0)
 	{
 		int64		paid = charge_releases(site->ledger, site->cost, site->function,
-										   site->next_batch, &site->ledger_id, false);
+										   Min(site->next_batch, allowed), &site->ledger_id, false);
 
 		site->next_batch = Min(2 * site->next_batch, SITE_MAX_BATCH);
 		if (paid > 1 && !site->settles)
@@ -1011,5 +1022,6 @@ ledger_pay_release(ChargeSite *site, PlanState *node)
 		}
 		site->prepaid = paid;
 	}
+	statement_cap_count(site->cost, 1);
 	site->prepaid--;
 }
