@@ -251,8 +251,12 @@ ledger_shown(const OwnerScope *scope, const char *name, int64 id)
 		granted(id, scope->caller, false, false);
 }
 
-int64
-ledger_require_visible(const char *name)
+/*
+ * The live ledger of that name as committed now (with the caller's own
+ * changes), if the caller sees it in contcount.ledgers; else 42704 or 42501.
+ */
+static LedgerRow
+visible_row(const char *name)
 {
 	OwnerScope	scope;
 	LedgerRow	row;
@@ -266,7 +270,34 @@ ledger_require_visible(const char *name)
 				 errdetail("Superusers see every ledger, other roles the ones granted to them and "
 						   "the one contcount.ledger selects.")));
 	owner_end(&scope);
-	return row.id;
+	return row;
+}
+
+int64
+ledger_require_visible(const char *name)
+{
+	return visible_row(name).id;
+}
+
+uint64
+ledger_remaining(const char *ledger, const char **name, cc_accounting *accounting)
+{
+	const char *setting = settings_ledger();
+	LedgerRow	row;
+	uint64		spent;
+
+	*name = ledger ? ledger : setting;
+	if (*name == NULL || (*name)[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_NO_LEDGER),
+				 errmsg("no privacy budget ledger is selected"),
+				 errhint("Name a ledger, or ask a superuser to select one with contcount.ledger.")));
+	row = visible_row(*name);
+	if (!ledger_store_spent(row.id, &spent, accounting))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ledger \"%s\" is missing from the ledger store", *name)));
+	return row.budget_units > spent ? row.budget_units - spent : 0;
 }
 
 bool
