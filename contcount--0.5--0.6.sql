@@ -628,3 +628,29 @@ COMMENT ON FUNCTION contcount.preview_charge(text, float8, bigint, bigint, bigin
     'the mechanism, epsilon or rho a release with these parameters would use, what it would charge the ledger that pays and how many such releases that ledger can still pay; charges nothing';
 COMMENT ON FUNCTION contcount.releases_left(float8, float8, text) IS
     'how many releases of this epsilon or rho a ledger the current role may see can still pay; charges nothing';
+
+-- Free previews of releases from protected sources: calibrated to the
+-- source's max_rows, for a role the source is granted to; what
+-- source_running_counts would show at each step and what it would charge
+-- the caller's ledger and the source's (or its blocks).  No table is read,
+-- nothing is charged.
+CREATE FUNCTION contcount.source_preview(source text, epsilon float8 DEFAULT NULL,
+    steps bigint DEFAULT NULL, mechanism text DEFAULT 'auto', rho float8 DEFAULT NULL,
+    OUT t bigint, OUT stddev float8, OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_preview'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+CREATE FUNCTION contcount.source_preview_charge(source text, epsilon float8 DEFAULT NULL,
+    steps bigint DEFAULT NULL, mechanism text DEFAULT 'auto', rho float8 DEFAULT NULL,
+    ledger text DEFAULT NULL,
+    OUT mechanism text, OUT epsilon float8, OUT rho float8, OUT ledger text,
+    OUT accounting text, OUT charge numeric, OUT releases_left bigint,
+    OUT source_ledger text, OUT source_accounting text, OUT source_charge numeric,
+    OUT source_releases_left bigint, OUT per_block boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_source_preview_charge'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION contcount.source_preview(text, float8, bigint, text, float8) IS
+    'the stddev and bound source_running_counts would show at each step, calibrated to the source''s max_rows; reads no data, charges nothing';
+COMMENT ON FUNCTION contcount.source_preview_charge(text, float8, bigint, text, float8, text) IS
+    'what a release from a protected source would charge the caller''s ledger and the source''s ledger (or each block), and how many such releases they can still pay; charges nothing';

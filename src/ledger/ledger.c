@@ -280,9 +280,11 @@ ledger_require_visible(const char *name)
 }
 
 uint64
-ledger_remaining(const char *ledger, const char **name, cc_accounting *accounting)
+ledger_remaining(const char *ledger, bool by_source, const char **name,
+				 cc_accounting *accounting, bool *shown)
 {
 	const char *setting = settings_ledger();
+	OwnerScope	scope;
 	LedgerRow	row;
 	uint64		spent;
 
@@ -292,7 +294,18 @@ ledger_remaining(const char *ledger, const char **name, cc_accounting *accountin
 				(errcode(ERRCODE_CONTCOUNT_NO_LEDGER),
 				 errmsg("no privacy budget ledger is selected"),
 				 errhint("Name a ledger, or ask a superuser to select one with contcount.ledger.")));
-	row = visible_row(*name);
+	if (by_source)
+	{
+		owner_begin(&scope);
+		row = require_ledger(*name, false);
+		*shown = ledger_shown(&scope, *name, row.id);
+		owner_end(&scope);
+	}
+	else
+	{
+		row = visible_row(*name);
+		*shown = true;
+	}
 	if (!ledger_store_spent(row.id, &spent, accounting))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),

@@ -23,14 +23,29 @@
 #include "core/mechanism.h"
 #include "ledger/ledger.h"
 
-void
-ledger_preview_charge(const char *ledger, cc_cost cost, LedgerPreview *preview)
+/* What one release of cost charges the ledger, and how many it can pay. */
+static void
+preview_charge(const char *ledger, bool by_source, cc_cost cost, LedgerPreview *preview)
 {
-	uint64		remaining = ledger_remaining(ledger, &preview->name, &preview->accounting);
+	bool		shown;
+	uint64		remaining = ledger_remaining(ledger, by_source, &preview->name,
+											 &preview->accounting, &shown);
 
 	/* ZB003 for a release the ledger cannot account for, as the charge */
 	preview->units = ledger_store_release_units(preview->accounting, preview->name, cost);
-	preview->releases_left = (int64) (remaining / Max(preview->units, 1));
+	preview->releases_left = shown ? (int64) (remaining / Max(preview->units, 1)) : -1;
+}
+
+void
+ledger_preview_charge(const char *ledger, cc_cost cost, LedgerPreview *preview)
+{
+	preview_charge(ledger, false, cost, preview);
+}
+
+void
+ledger_preview_source_charge(const char *source_ledger, cc_cost cost, LedgerPreview *preview)
+{
+	preview_charge(source_ledger, true, cost, preview);
 }
 
 /* The cost of one release of epsilon or rho, exactly one of them given. */

@@ -27,10 +27,8 @@
 #include "common/report.h"
 #include "core/preview.h"
 #include "ledger/ledger.h"
+#include "releases/preview.h"
 #include "releases/spec.h"
-
-/* Most steps one preview shows: a table, not a stream. */
-#define PREVIEW_MAX_STEPS 1000000
 
 /* An argument no function here has: the field is NULL. */
 #define NO_ARG 1000
@@ -50,6 +48,40 @@ static const int preview_argno[SPEC_NFIELDS] = {
 	[SPEC_RHO] = 7,
 };
 
+void
+preview_put_steps(FunctionCallInfo fcinfo, const cc_params *params, int64 steps)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	cc_preview	preview;
+
+	InitMaterializedSRF(fcinfo, 0);
+	cc_preview_init(&preview, palloc(cc_state_size(params)), params);
+	for (int64 i = 0; i < steps; i++)
+	{
+		cc_release	release;
+		Datum		values[3];
+		bool		nulls[3] = {false};
+
+		CHECK_FOR_INTERRUPTS();
+		if (cc_preview_next(&preview, &release) != CC_OK)
+			elog(ERROR, "a preview went past its horizon");
+		values[0] = Int64GetDatum(release.t);
+		values[1] = Float8GetDatum(sqrt(release.variance));
+		values[2] = Float8GetDatum(release.bound);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+void
+preview_require_steps(int64 steps)
+{
+	if (steps > PREVIEW_MAX_STEPS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a preview shows at most %d steps", PREVIEW_MAX_STEPS),
+				 errhint("Give steps, the first steps to show, to preview a longer horizon.")));
+}
+
 /* The steps a preview shows (argument 8, by default the horizon). */
 static int64
 preview_steps(FunctionCallInfo fcinfo, SpecArgs *args)
@@ -66,11 +98,7 @@ preview_steps(FunctionCallInfo fcinfo, SpecArgs *args)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("steps must be between 1 and the horizon")));
-	if (steps > PREVIEW_MAX_STEPS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a preview shows at most %d steps", PREVIEW_MAX_STEPS),
-				 errhint("Give steps, the first steps to show, to preview a longer horizon.")));
+	preview_require_steps(steps);
 	/* like running_counts' series, the steps shown are the horizon by default */
 	if (args->field[SPEC_HORIZON].isnull)
 		args->field[SPEC_HORIZON] = (NullableDatum)
@@ -89,10 +117,8 @@ PG_FUNCTION_INFO_V1(contcount_preview);
 Datum
 contcount_preview(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	SpecArgs	args;
 	cc_params	params;
-	cc_preview	preview;
 	int64		steps;
 
 	spec_from_call(fcinfo, preview_argno, &args);
@@ -100,22 +126,7 @@ contcount_preview(PG_FUNCTION_ARGS)
 	steps = preview_steps(fcinfo, &args);
 	spec_to_params(&args, &params);
 
-	InitMaterializedSRF(fcinfo, 0);
-	cc_preview_init(&preview, palloc(cc_state_size(&params)), &params);
-	for (int64 i = 0; i < steps; i++)
-	{
-		cc_release	release;
-		Datum		values[3];
-		bool		nulls[3] = {false};
-
-		CHECK_FOR_INTERRUPTS();
-		if (cc_preview_next(&preview, &release) != CC_OK)
-			elog(ERROR, "a preview went past its horizon");
-		values[0] = Int64GetDatum(release.t);
-		values[1] = Float8GetDatum(sqrt(release.variance));
-		values[2] = Float8GetDatum(release.bound);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
+	preview_put_steps(fcinfo, &params, steps);
 	return (Datum) 0;
 }
 
