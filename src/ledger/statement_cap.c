@@ -16,8 +16,8 @@
  * A statement is what the server timestamps as one (statement_timestamp())
  * in one local transaction: the functions it calls, at any depth, are part
  * of it; each FETCH from a cursor is a statement of its own.  The step
- * worker's charges (a counter's clock entering blocks) are
- * no statement of a role's and are not capped.
+ * worker's charges (a counter's clock entering blocks) are no statement of
+ * a role's and are not capped.
  *
  * IDENTIFICATION
  *	  src/ledger/statement_cap.c
