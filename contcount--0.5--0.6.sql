@@ -574,3 +574,83 @@ COMMENT ON TABLE contcount.source_grant IS
     'internal: the roles granted each protected source; extension owner only';
 COMMENT ON TABLE contcount.source_mean_value IS
     'internal: the columns of each protected source that source_running_mean may average';
+
+-- One's own spending: contcount.charges shows every role its own charges to
+-- any ledger (what it spent through contcount.ledger, a team's ledger or a
+-- source's), besides every charge to the ledgers it administers, as before.
+-- The function and view are unchanged; only what they show a non-admin is.
+COMMENT ON FUNCTION contcount.charge_rows() IS
+    'the rows of the view contcount.charges: every charge to a ledger the current role manages, and the current role''s own charges to any ledger';
+COMMENT ON VIEW contcount.charges IS
+    'every charge to a ledger the current role manages, and the current role''s own charges to any ledger: when, who, how much, for which statement';
+
+-- Free previews: what a release would show at each step (stddev, bound)
+-- and what it would charge, from its public parameters alone, reading no
+-- data and charging nothing; and how many releases of a cost a ledger the
+-- caller may see can still pay.  Parameters as running_counts takes them.
+CREATE FUNCTION contcount.preview(
+    mechanism text DEFAULT 'auto',
+    epsilon float8 DEFAULT NULL,
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    steps bigint DEFAULT NULL,
+    OUT t bigint, OUT stddev float8, OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_preview'
+LANGUAGE C STABLE PARALLEL SAFE ROWS 1000;
+CREATE FUNCTION contcount.preview_charge(
+    mechanism text DEFAULT 'auto',
+    epsilon float8 DEFAULT NULL,
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    ledger text DEFAULT NULL,
+    OUT mechanism text, OUT epsilon float8, OUT rho float8, OUT ledger text,
+    OUT accounting text, OUT charge numeric, OUT releases_left bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_preview_charge'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+CREATE FUNCTION contcount.releases_left(epsilon float8 DEFAULT NULL, rho float8 DEFAULT NULL,
+    ledger text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_releases_left'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION contcount.preview(text, float8, bigint, bigint, bigint, float8, text, float8, bigint) IS
+    'the stddev and bound a running count with these parameters would show at each step; reads no data, charges nothing';
+COMMENT ON FUNCTION contcount.preview_charge(text, float8, bigint, bigint, bigint, float8, text, float8, text) IS
+    'the mechanism, epsilon or rho a release with these parameters would use, what it would charge the ledger that pays and how many such releases that ledger can still pay; charges nothing';
+COMMENT ON FUNCTION contcount.releases_left(float8, float8, text) IS
+    'how many releases of this epsilon or rho a ledger the current role may see can still pay; charges nothing';
+
+-- Free previews of releases from protected sources: calibrated to the
+-- source's max_rows, for a role the source is granted to; what
+-- source_running_counts would show at each step and what it would charge
+-- the caller's ledger and the source's (or its blocks).  No table is read,
+-- nothing is charged.
+CREATE FUNCTION contcount.source_preview(source text, epsilon float8 DEFAULT NULL,
+    steps bigint DEFAULT NULL, mechanism text DEFAULT 'auto', rho float8 DEFAULT NULL,
+    OUT t bigint, OUT stddev float8, OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_preview'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+CREATE FUNCTION contcount.source_preview_charge(source text, epsilon float8 DEFAULT NULL,
+    steps bigint DEFAULT NULL, mechanism text DEFAULT 'auto', rho float8 DEFAULT NULL,
+    ledger text DEFAULT NULL,
+    OUT mechanism text, OUT epsilon float8, OUT rho float8, OUT ledger text,
+    OUT accounting text, OUT charge numeric, OUT releases_left bigint,
+    OUT source_ledger text, OUT source_accounting text, OUT source_charge numeric,
+    OUT source_releases_left bigint, OUT per_block boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_source_preview_charge'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION contcount.source_preview(text, float8, bigint, text, float8) IS
+    'the stddev and bound source_running_counts would show at each step, calibrated to the source''s max_rows; reads no data, charges nothing';
+COMMENT ON FUNCTION contcount.source_preview_charge(text, float8, bigint, text, float8, text) IS
+    'what a release from a protected source would charge the caller''s ledger and the source''s ledger (or each block), and how many such releases they can still pay; charges nothing';

@@ -35,6 +35,8 @@ int			contcount_max_blocks_per_ledger = 5000;
 int			contcount_max_counters_per_role = 25;
 bool		contcount_replay_legacy_wal = true;
 bool		contcount_write_legacy_wal_id = false;
+double		contcount_max_epsilon_per_statement = 0;
+double		contcount_max_rho_per_statement = 0;
 
 /*
  * Each role's (or ledger's) share of the server-wide room, so that one role
@@ -114,6 +116,34 @@ legacy_wal_define(void)
 							 PGC_SUSET,
 							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
 							 check_write_legacy, NULL, NULL);
+}
+
+/*
+ * What one top-level statement may spend in all (docs/operations.md): a
+ * GROUP BY pays for every group, and the number of groups is the data's.
+ * PGC_SUSET, so that a superuser sets them per role or database and the role
+ * cannot raise its own; 0: no cap.  Checked where releases are charged
+ * (src/ledger/statement_cap.c).
+ */
+static void
+statement_caps_define(void)
+{
+	DefineCustomRealVariable("contcount.max_epsilon_per_statement",
+							 "Most epsilon the releases of one statement may cost in all; 0: no cap.",
+							 "Pure (Laplace) releases count their epsilon; a release beyond it is refused.",
+							 &contcount_max_epsilon_per_statement,
+							 0, 0, 1e9,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomRealVariable("contcount.max_rho_per_statement",
+							 "Most rho the releases of one statement may cost in all; 0: no cap.",
+							 "Gaussian (zCDP) releases count their rho; a release beyond it is refused.",
+							 &contcount_max_rho_per_statement,
+							 0, 0, 1e9,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 }
 
 /*
@@ -268,6 +298,7 @@ settings_define(bool preloading)
 							   0,
 							   check_ledger, assign_ledger, NULL);
 	shares_define();
+	statement_caps_define();
 	/* server-start settings can only be defined at server start */
 	if (preloading)
 	{

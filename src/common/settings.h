@@ -45,6 +45,10 @@ extern bool contcount_replay_legacy_wal;
  */
 extern bool contcount_write_legacy_wal_id;
 
+/* What one statement may spend: 0, no cap (src/ledger/statement_cap.c). */
+extern double contcount_max_epsilon_per_statement;
+extern double contcount_max_rho_per_statement;
+
 extern void settings_define(bool preloading);
 
 #endif							/* CONTCOUNT_SETTINGS_H */

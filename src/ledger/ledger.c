@@ -49,6 +49,7 @@
 #include "common/settings.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_forget.h"
+#include "ledger/statement_cap.h"
 #include "ledger/ledger_store.h"
 
 typedef struct LedgerRow
@@ -250,8 +251,12 @@ ledger_shown(const OwnerScope *scope, const char *name, int64 id)
 		granted(id, scope->caller, false, false);
 }
 
-int64
-ledger_require_visible(const char *name)
+/*
+ * The live ledger of that name as committed now (with the caller's own
+ * changes), if the caller sees it in contcount.ledgers; else 42704 or 42501.
+ */
+static LedgerRow
+visible_row(const char *name)
 {
 	OwnerScope	scope;
 	LedgerRow	row;
@@ -265,7 +270,47 @@ ledger_require_visible(const char *name)
 				 errdetail("Superusers see every ledger, other roles the ones granted to them and "
 						   "the one contcount.ledger selects.")));
 	owner_end(&scope);
-	return row.id;
+	return row;
+}
+
+int64
+ledger_require_visible(const char *name)
+{
+	return visible_row(name).id;
+}
+
+uint64
+ledger_remaining(const char *ledger, bool by_source, const char **name,
+				 cc_accounting *accounting, bool *shown)
+{
+	const char *setting = settings_ledger();
+	OwnerScope	scope;
+	LedgerRow	row;
+	uint64		spent;
+
+	*name = ledger ? ledger : setting;
+	if (*name == NULL || (*name)[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_CONTCOUNT_NO_LEDGER),
+				 errmsg("no privacy budget ledger is selected"),
+				 errhint("Name a ledger, or ask a superuser to select one with contcount.ledger.")));
+	if (by_source)
+	{
+		owner_begin(&scope);
+		row = require_ledger(*name, false);
+		*shown = ledger_shown(&scope, *name, row.id);
+		owner_end(&scope);
+	}
+	else
+	{
+		row = visible_row(*name);
+		*shown = true;
+	}
+	if (!ledger_store_spent(row.id, &spent, accounting))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("ledger \"%s\" is missing from the ledger store", *name)));
+	return row.budget_units > spent ? row.budget_units - spent : 0;
 }
 
 bool
@@ -899,7 +944,9 @@ ledger_charge(const char *ledger, cc_cost cost, const char *function)
 {
 	int64		ledger_id;
 
+	(void) statement_cap_allow(cost, 1);
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	statement_cap_count(cost, 1);
 }
 
 void
@@ -915,8 +962,11 @@ ledger_charge_source(const char *ledger, const char *source_ledger, cc_cost cost
 		check_cost(ledger, cost, false);
 		check_cost(source_ledger, cost, true);
 	}
+	(void) statement_cap_allow(cost, 1);
 	/* the team's quota first: a team without one spends nothing of the data's */
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	/* one release, though two ledgers pay for it */
+	statement_cap_count(cost, 1);
 	if (team != NULL && strcmp(team, source_ledger) == 0)
 		return;
 	(void) charge_releases(source_ledger, cost, function, 1, &ledger_id, true);
@@ -934,6 +984,7 @@ ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost
 		check_cost(ledger, cost, false);
 		check_cost(source_ledger, cost, true);
 	}
+	(void) statement_cap_allow(cost, 1);
 	/* no room for the blocks: refused before the team's ledger pays */
 	if (run->count > 0)
 	{
@@ -944,6 +995,7 @@ ledger_charge_blocks(const char *ledger, const char *source_ledger, cc_cost cost
 		ledger_store_check_block_room(row.id, name, run, role);
 	}
 	(void) charge_releases(ledger, cost, function, 1, &ledger_id, false);
+	statement_cap_count(cost, 1);
 	ledger_charge_source_blocks(source_ledger, cost, function, run, block_budget_units);
 }
 
@@ -996,10 +1048,13 @@ site_settle(Datum arg)
 void
 ledger_pay_release(ChargeSite *site, PlanState *node)
 {
+	/* a batch paid in advance never goes beyond the statement's cap */
+	int64		allowed = statement_cap_allow(site->cost, Max(site->next_batch, 1));
+
 	if (site->prepaid == 0)
 	{
 		int64		paid = charge_releases(site->ledger, site->cost, site->function,
-										   site->next_batch, &site->ledger_id, false);
+										   Min(site->next_batch, allowed), &site->ledger_id, false);
 
 		site->next_batch = Min(2 * site->next_batch, SITE_MAX_BATCH);
 		if (paid > 1 && !site->settles)
@@ -1011,5 +1066,6 @@ ledger_pay_release(ChargeSite *site, PlanState *node)
 		}
 		site->prepaid = paid;
 	}
+	statement_cap_count(site->cost, 1);
 	site->prepaid--;
 }

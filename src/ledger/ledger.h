@@ -124,6 +124,43 @@ extern bool ledger_delta_valid(Datum delta);
  */
 extern int64 ledger_require_visible(const char *name);
 
+/*
+ * What the ledger named (NULL: contcount.ledger's) has left, its budget as
+ * committed now less what the store says it spent, in the units of its
+ * accounting (*accounting); *name is the ledger's.  For a caller that sees
+ * it (as ledger_require_visible), or by_source: a source's ledger, which a
+ * source's grant lets the caller spend, and *shown says whether the caller
+ * may see its figures.  ZB002 when none is selected.  Reads only: for
+ * previews.
+ */
+extern uint64 ledger_remaining(const char *ledger, bool by_source, const char **name,
+							   cc_accounting *accounting, bool *shown);
+
+/* What a release would charge a ledger, for previews (ledger_preview.c). */
+typedef struct LedgerPreview
+{
+	const char *name;			/* the ledger that would pay */
+	cc_accounting accounting;	/* its accounting */
+	uint64		units;			/* what one release costs it, in its units */
+	int64		releases_left;	/* how many such releases it can still pay;
+								 * -1: figures the caller may not see */
+} LedgerPreview;
+
+/*
+ * What one release of cost would charge the ledger named (NULL:
+ * contcount.ledger's), and how many it can still pay, for a caller that sees
+ * it: the errors of ledger_remaining, and ZB003 for a release it cannot
+ * account for.  Charges nothing.
+ */
+extern void ledger_preview_charge(const char *ledger, cc_cost cost, LedgerPreview *preview);
+
+/*
+ * The same for a source's ledger, which the caller need not see: its
+ * releases_left is -1 unless the caller may see its figures.
+ */
+extern void ledger_preview_source_charge(const char *source_ledger, cc_cost cost,
+										 LedgerPreview *preview);
+
 /* Ledger ids (int64) in order, for qsort and bsearch. */
 extern int	ledger_compare_ids(const void *a, const void *b);
 

@@ -231,12 +231,16 @@ contcount_ledger_rows(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* The ledgers whose charges the caller may see, by id. */
+/*
+ * The ledgers by id, and whether the caller administers one: it sees every
+ * charge to those, and its own charges to the others.
+ */
 typedef struct AuditLedger
 {
 	int64		id;				/* hash key */
 	char	   *name;
 	cc_accounting accounting;
+	bool		admin;
 } AuditLedger;
 
 /* The columns of charge_rows() from 0.5 on; before, the first 6. */
@@ -245,6 +249,7 @@ typedef struct AuditLedger
 typedef struct AuditScan
 {
 	HTAB	   *ledgers;
+	Oid			caller;
 	ReturnSetInfo *rsinfo;
 } AuditScan;
 
@@ -256,7 +261,7 @@ audit_one(const StoreCharge *charge, void *arg)
 	Datum		values[CHARGE_ROWS_0_5];
 	bool		nulls[CHARGE_ROWS_0_5] = {false};
 
-	if (ledger == NULL)
+	if (ledger == NULL || (!ledger->admin && charge->role != scan->caller))
 		return;
 	values[0] = TimestampTzGetDatum(charge->at);
 	values[1] = ObjectIdGetDatum(charge->role);
@@ -277,7 +282,10 @@ audit_one(const StoreCharge *charge, void *arg)
 
 /*
  * Every charge to a ledger the caller administers, dropped ledgers
- * included: the contcount.charges view.  From 0.5 each row also says the
+ * included, and from 0.6 the caller's own charges to any other ledger (what
+ * it spent, which it knows: the statement is its own, and a ledger that a
+ * source charged is one contcount.sources names to it): the contcount.charges
+ * view.  From 0.5 each row also says the
  * ledger's accounting (what its epsilon column counts: rho on a zCDP ledger)
  * and the releases it paid for: how many, and each one's epsilon (a pure
  * release) or rho (a zCDP release); unknown (null) for charges made before.
@@ -308,12 +316,12 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 	/* before 0.5 the table has no delta, and every ledger is pure */
 	if (get_attnum(get_relname_relid("ledger", get_namespace_oid("contcount", false)),
 				   "delta") != InvalidAttrNumber)
-		owner_run(&plan, "SELECT id, name, delta IS NOT NULL FROM contcount.ledger "
-				  "WHERE contcount.ledger_granted(id, $1, true)",
+		owner_run(&plan, "SELECT id, name, delta IS NOT NULL, contcount.ledger_granted(id, $1, true) "
+				  "FROM contcount.ledger",
 				  1, types, args, NULL, SPI_OK_SELECT);
 	else
-		owner_run(&plan_0_4, "SELECT id, name, false FROM contcount.ledger "
-				  "WHERE contcount.ledger_granted(id, $1, true)",
+		owner_run(&plan_0_4, "SELECT id, name, false, contcount.ledger_granted(id, $1, true) "
+				  "FROM contcount.ledger",
 				  1, types, args, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -333,7 +341,10 @@ contcount_charge_rows(PG_FUNCTION_ARGS)
 		ledger->accounting = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
 														3, &isnull)) ? CC_ZCDP : CC_PURE;
 		(void) ledger_store_spent(id, &spent, &ledger->accounting);
+		ledger->admin = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+												   4, &isnull));
 	}
+	scan.caller = scope.caller;
 	owner_end(&scope);
 
 	ledger_store_scan(audit_one, &scan);

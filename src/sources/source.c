@@ -588,6 +588,23 @@ source_for_counter(const char *name, SourceBounds *bounds)
 }
 
 void
+source_for_preview(const char *name, SourceBounds *bounds)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	OwnerScope	scope;
+	Source		source;
+
+	owner_begin(&scope);
+	source = read_granted_source(name, scope.caller);
+	bounds->blocks = source.blocks;
+	bounds->relid = source.relid;
+	bounds->unit = source.unit;
+	bounds->max_rows = source.max_rows;
+	bounds->ledger = MemoryContextStrdup(outer, source_ledger_name(name));
+	owner_end(&scope);
+}
+
+void
 source_for_release(const char *name, SourceTable *table)
 {
 	MemoryContext outer = CurrentMemoryContext;

@@ -33,6 +33,12 @@ typedef struct SourceBounds
 extern void source_for_counter(const char *name, SourceBounds *bounds);
 
 /*
+ * The bounds of a source the calling role is granted, as committed now, for
+ * a preview of a release from it: nothing of its table is read.
+ */
+extern void source_for_preview(const char *name, SourceBounds *bounds);
+
+/*
  * A source's table as a release that builds its own query needs it: the
  * table (quoted, schema-qualified), its unit column (quoted), its time
  * column as source_time_sql gives it, the unit column's type and

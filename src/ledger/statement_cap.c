@@ -1,0 +1,101 @@
+/*
+ * statement_cap.c
+ *		What one top-level statement may spend in all.
+ *
+ * A GROUP BY pays for every group, a set-returning function called per row
+ * for every row, and how many there are is the data's: a statement can spend
+ * a team's whole quota at once.  contcount.max_epsilon_per_statement and
+ * contcount.max_rho_per_statement (PGC_SUSET, 0: no cap) let a superuser cap
+ * what the releases of one statement cost in all, pure releases by their
+ * epsilon and Gaussian ones by their rho, whichever ledgers pay (a release
+ * from a source counts once, though two ledgers pay for it).  Every path
+ * that charges a release asks here first, so a release beyond the cap is
+ * refused before it pays or computes anything; what was charged before stays
+ * charged (nothing refunds a computed release).
+ *
+ * A statement is what the server timestamps as one (statement_timestamp())
+ * in one local transaction: the functions it calls, at any depth, are part
+ * of it; each FETCH from a cursor is a statement of its own.  The step
+ * worker's charges (a counter's clock entering blocks) are no statement of
+ * a role's and are not capped.
+ *
+ * IDENTIFICATION
+ *	  src/ledger/statement_cap.c
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+
+#include "common/report.h"
+#include "common/settings.h"
+#include "core/mechanism.h"
+#include "ledger/statement_cap.h"
+
+/* What the statement of (start, lxid) has spent, in 1e-9 units. */
+static struct
+{
+	TimestampTz start;
+	LocalTransactionId lxid;
+	uint64		spent[2];		/* [CC_PURE]: epsilon, [CC_ZCDP]: rho */
+}			current;
+
+/* The entry of the current statement, cleared when it is a new one. */
+static void
+current_statement(void)
+{
+	TimestampTz start = GetCurrentStatementStartTimestamp();
+
+	if (current.start != start || current.lxid != MyProc->lxid)
+	{
+		current.start = start;
+		current.lxid = MyProc->lxid;
+		current.spent[CC_PURE] = current.spent[CC_ZCDP] = 0;
+	}
+}
+
+/* The cap on cost's accounting in 1e-9 units; 0: none. */
+static uint64
+cap_units(cc_accounting accounting)
+{
+	double		cap = accounting == CC_PURE ? contcount_max_epsilon_per_statement
+		: contcount_max_rho_per_statement;
+
+	/* a cap is never rounded up: 1e-9 less is what it still allows */
+	return (uint64) (cap * (double) CC_EPSILON_UNITS_PER_ONE);
+}
+
+int64
+statement_cap_allow(cc_cost cost, int64 wanted)
+{
+	uint64		cap = cap_units(cost.accounting);
+	uint64		spent;
+	uint64		room;
+	bool		pure = cost.accounting == CC_PURE;
+
+	if (cap == 0 || MyBackendType != B_BACKEND || cost.units == 0)
+		return wanted;
+	current_statement();
+	spent = current.spent[cost.accounting];
+	room = spent >= cap ? 0 : (cap - spent) / cost.units;
+	if (room == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("this statement would spend more %s than contcount.max_%s_per_statement allows (%s)",
+						pure ? "epsilon" : "rho", pure ? "epsilon" : "rho",
+						format_budget_units(cap)),
+				 errdetail("The statement's releases have spent %s; the next one costs %s.",
+						   format_budget_units(spent), format_budget_units(cost.units)),
+				 errhint("Release fewer values in one statement (fewer groups or rows), or ask a superuser for a larger cap.")));
+	return (int64) Min(room, (uint64) wanted);
+}
+
+void
+statement_cap_count(cc_cost cost, int64 releases)
+{
+	if (cap_units(cost.accounting) == 0 || MyBackendType != B_BACKEND)
+		return;
+	current_statement();
+	current.spent[cost.accounting] += (uint64) releases * cost.units;
+}

@@ -1,0 +1,24 @@
+/*
+ * preview.h
+ *		Free previews, as the previews of releases from sources use them.
+ */
+#ifndef CONTCOUNT_PREVIEW_H
+#define CONTCOUNT_PREVIEW_H
+
+#include "fmgr.h"
+
+#include "core/mechanism.h"
+
+/* Most steps one preview shows: a table, not a stream. */
+#define PREVIEW_MAX_STEPS 1000000
+
+/* 54000 for a preview of more than PREVIEW_MAX_STEPS steps. */
+extern void preview_require_steps(int64 steps);
+
+/*
+ * The result of a set-returning function (t, stddev, bound): steps 1 ..
+ * steps of a release with prepared parameters, as it would show them.
+ */
+extern void preview_put_steps(FunctionCallInfo fcinfo, const cc_params *params, int64 steps);
+
+#endif							/* CONTCOUNT_PREVIEW_H */
