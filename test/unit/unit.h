@@ -118,5 +118,6 @@ extern void test_privacy_region(void);
 extern void test_continual_mean(void);
 extern void test_streaming_composition(void);
 extern void test_window(void);
+extern void test_monotone(void);
 
 #endif							/* CC_UNIT_H */
