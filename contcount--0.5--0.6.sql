@@ -584,6 +584,13 @@ COMMENT ON TABLE contcount.source_mean_value IS
 -- with.  The short form running_count(item, epsilon, horizon) uses auto
 -- too (in C).  The functions are re-created with their grants (EXECUTE to
 -- PUBLIC, as at creation) and comments.
+--
+-- Outputs that look like counts: running_counts and source_running_counts
+-- take monotone (default false), which post-processes each released series
+-- into the nearest non-negative non-decreasing one (isotonic regression,
+-- src/core/monotone.c); it reads only released values and charges nothing
+-- more.  (Running means are clamped to [lo, hi], and a filter on the
+-- released dimension keeps its keys only: both in C, no SQL change.)
 -- ====================================================================
 
 DROP FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text,
@@ -598,26 +605,28 @@ CREATE FUNCTION contcount.running_counts(
     beta float8 DEFAULT 0.05,
     ledger text DEFAULT NULL,
     objective text DEFAULT NULL,
-    rho float8 DEFAULT NULL)
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false)
 RETURNS SETOF contcount.release
 AS 'MODULE_PATHNAME', 'running_counts'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
 COMMENT ON FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text,
-                                             float8) IS
+                                             float8, boolean) IS
     'the noisy running counts of a whole series of per-step counts, one row per step; charged once';
 
 DROP FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text,
     jsonb, float8);
 CREATE FUNCTION contcount.source_running_counts(source text, epsilon float8, step interval,
     start timestamptz, steps bigint, mechanism text DEFAULT 'auto', dimension text DEFAULT NULL,
-    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL, rho float8 DEFAULT NULL, OUT key text,
+    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL, rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false, OUT key text,
     OUT t bigint, OUT step_start timestamptz, OUT noisy_count bigint, OUT stddev float8,
     OUT bound float8)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text, jsonb,
-                                                    float8) IS
+                                                    float8, boolean) IS
     'noisy running counts of a protected source per step of time, per declared key; charges both ledgers';
 
 DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
