@@ -588,9 +588,11 @@ COMMENT ON TABLE contcount.source_mean_value IS
 -- Outputs that look like counts: running_counts and source_running_counts
 -- take monotone (default false), which post-processes each released series
 -- into the nearest non-negative non-decreasing one (isotonic regression,
--- src/core/monotone.c); it reads only released values and charges nothing
--- more.  (Running means are clamped to [lo, hi], and a filter on the
--- released dimension keeps its keys only: both in C, no SQL change.)
+-- src/core/monotone.c); create_counter takes it too, kept with the counter,
+-- and current() and history() then show the running maximum of its
+-- releases, clamped at 0.  Both read only released values and charge
+-- nothing more.  (Running means are clamped to [lo, hi], and a filter on
+-- the released dimension keeps its keys only: both in C, no SQL change.)
 -- ====================================================================
 
 DROP FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text,
@@ -629,6 +631,10 @@ COMMENT ON FUNCTION contcount.source_running_counts(text, float8, interval, time
                                                     float8, boolean) IS
     'noisy running counts of a protected source per step of time, per declared key; charges both ledgers';
 
+-- A monotone counter: current() and history() show the running maximum of
+-- its releases, clamped at 0 (what it showed never changes).
+ALTER TABLE contcount.counter ADD COLUMN monotone boolean NOT NULL DEFAULT false;
+
 DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
     text, float8);
 CREATE FUNCTION contcount.create_counter(
@@ -643,12 +649,13 @@ CREATE FUNCTION contcount.create_counter(
     ledger text DEFAULT NULL,
     objective text DEFAULT NULL,
     source text DEFAULT NULL,
-    rho float8 DEFAULT NULL)
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'contcount_create_counter'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
-                                             text, float8) IS
+                                             text, float8, boolean) IS
     'create a named counter, fed by insert triggers and released every step by the step worker';
 
 -- contcount.mechanism(), the parameters the aggregates take, names auto

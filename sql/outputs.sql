@@ -113,4 +113,37 @@ FROM (SELECT (contcount.running_mean(x, i, contcount.mean_mechanism(0, 1, 0.01, 
       FROM (SELECT i, (i % 2)::float8 AS x FROM generate_series(1, 500) i) s) r
 WHERE mean IS NOT NULL;
 
+-- A monotone counter: current() and history() show the running maximum
+-- of its releases, clamped at 0, so what it showed never changes; charged
+-- as the same counter without the option.  Nothing is fed: every step is
+-- empty, and its raw releases are noise around 0 (seen below as a superuser).
+INSERT INTO spent_at SELECT 5, test.out_spent();
+SELECT contcount.create_counter('out_plain', 0.01, mechanism => 'binary', horizon => 30, step => '1 day',
+                                ledger => 'outputs_team');
+INSERT INTO spent_at SELECT 6, test.out_spent();
+SELECT contcount.create_counter('out_monotone', 0.01, mechanism => 'binary', horizon => 30, step => '1 day',
+                                ledger => 'outputs_team', monotone => true);
+INSERT INTO spent_at SELECT 7, test.out_spent();
+SELECT s6.spent - s5.spent AS plain, s7.spent - s6.spent AS monotone
+FROM spent_at s5, spent_at s6, spent_at s7 WHERE (s5.step, s6.step, s7.step) = (5, 6, 7);
+SELECT count(contcount.tick('out_monotone')) AS steps FROM generate_series(1, 20);
+SELECT count(*) AS steps,
+       bool_and(noisy_count >= 0 AND noisy_count >= coalesce(previous, 0)) AS monotone,
+       bool_and(bound >= coalesce(previous_bound, 0)) AS bound_kept
+FROM (SELECT noisy_count, bound, lag(noisy_count) OVER (ORDER BY t) AS previous,
+             lag(bound) OVER (ORDER BY t) AS previous_bound
+      FROM contcount.history('out_monotone')) h;
+SELECT c.t = 20 AS last, c.noisy_count = h.noisy_count AS same
+FROM contcount.current('out_monotone') c JOIN contcount.history('out_monotone') h USING (t);
+
 RESET ROLE;
+-- what history() shows is, at every step, the largest raw release so far,
+-- or 0 (the raw releases are readable by superusers only)
+SELECT count(*) AS steps, bool_and(h.noisy_count = r.running_max) AS running_max
+FROM (SELECT t, greatest(0, max(noisy_count) OVER (ORDER BY t)) AS running_max
+      FROM contcount.counter_release JOIN contcount.counter c ON c.id = counter_id
+      WHERE c.name = 'out_monotone') r
+     JOIN contcount.history('out_monotone') h USING (t);
+SELECT name, monotone FROM contcount.counter WHERE name LIKE 'out\_%' ORDER BY name;
+SELECT contcount.drop_counter('out_plain');
+SELECT contcount.drop_counter('out_monotone');
