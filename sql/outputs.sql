@@ -44,9 +44,11 @@ FROM unnest(ARRAY['auto', 'binary', 'two_level', 'honaker', 'smooth_binary', 'hy
               FROM contcount.running_counts(ARRAY(SELECT 0::bigint FROM generate_series(1, 300)), 0.01,
                                             mechanism => m, monotone => true)) r
 GROUP BY m ORDER BY m;
+-- (at t = 1, 2, 4, ..., 2048 the raw release is one node's draw, 12
+-- independent draws: all >= 0 and in order with probability below 1e-12)
 SELECT bool_and(noisy_count >= 0 AND noisy_count >= coalesce(previous, 0)) AS raw_monotone
 FROM (SELECT noisy_count, lag(noisy_count) OVER (ORDER BY t) AS previous
-      FROM contcount.running_counts(ARRAY(SELECT 0::bigint FROM generate_series(1, 300)), 0.01,
+      FROM contcount.running_counts(ARRAY(SELECT 0::bigint FROM generate_series(1, 2048)), 0.01,
                                     mechanism => 'binary')) r;
 
 -- The bound still holds at every step (beta 1e-12: the projection moves no
