@@ -63,6 +63,15 @@ seeded_init(seeded *s, uint64_t seed)
 	s->rng.ctx = s;
 }
 
+/* A counter's monotone output: the running maximum, clamped at 0 (counter.c). */
+static int64_t
+monotone_next(int64_t previous, int64_t raw)
+{
+	int64_t		out = previous > raw ? previous : raw;
+
+	return out < 0 ? 0 : out;
+}
+
 /* Sums of absolute and squared errors, and their count. */
 typedef struct errors
 {
@@ -109,7 +118,7 @@ run_stream(cc_params *p, int64_t T, double p_one, seeded *s, errors e[3])
 	cc_monotone_series(projected, weight, T, blocks);
 	for (int64_t t = 0; t < T; t++)
 	{
-		online = cc_monotone_next(t == 0 ? 0 : online, (int64_t) raw[t]);
+		online = monotone_next(online, (int64_t) raw[t]);
 		add_error(&e[0], raw[t], (double) truth[t]);
 		add_error(&e[1], llround(projected[t]), (double) truth[t]);
 		add_error(&e[2], (double) online, (double) truth[t]);

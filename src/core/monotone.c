@@ -1,7 +1,7 @@
 /*
  * monotone.c
  *		Outputs that look like counts: the isotonic projection of a whole
- *		released series, its online form, and the clamp of a mean.
+ *		released series, and the clamp of a mean.
  *
  * True running counts are non-negative and non-decreasing, so projecting a
  * noisy series onto that convex set (weighted least squares, weights the
@@ -52,14 +52,6 @@ cc_monotone_series(double *y, const double *weight, int64_t n, cc_pav_block *blo
 		for (int64_t k = 0; k < blocks[b].size; k++)
 			y[i++] = level;
 	}
-}
-
-int64_t
-cc_monotone_next(int64_t previous, int64_t raw)
-{
-	int64_t		out = previous > raw ? previous : raw;
-
-	return out < 0 ? 0 : out;
 }
 
 double

@@ -6,6 +6,8 @@
  *
  * Everything here reads only released values and public parameters, so it
  * costs no privacy (post-processing): a release's epsilon or rho covers it.
+ * A counter's online form (the running maximum of its releases, clamped at
+ * 0) is computed where its releases are read, in SQL (counters/counter.c).
  */
 #ifndef CC_MONOTONE_H
 #define CC_MONOTONE_H
@@ -27,12 +29,6 @@ typedef struct cc_pav_block
  */
 extern void cc_monotone_series(double *y, const double *weight, int64_t n,
 							   cc_pav_block *blocks);
-
-/*
- * The online form, for a release that cannot change what it has shown:
- * the largest of 0, the previous output and the new raw value.
- */
-extern int64_t cc_monotone_next(int64_t previous, int64_t raw);
 
 /* x clamped to [lo, hi] (lo <= hi). */
 extern double cc_clamp(double x, double lo, double hi);

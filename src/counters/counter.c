@@ -739,7 +739,7 @@ contcount_counter_rows(PG_FUNCTION_ARGS)
  * A counter's releases, in order of t; a monotone counter's (from 0.6) as
  * the running maximum of its released values, clamped at 0, each with the
  * largest bound so far: what it showed never changes, and it reads only
- * released values (src/core/monotone.c, cc_monotone_next()).
+ * released values (report/monotone.c measures what it does to the error).
  */
 #define MONOTONE_RELEASES \
 	"SELECT r.t, CASE WHEN c.monotone THEN GREATEST(0, pg_catalog.max(r.noisy_count) OVER w) " \
