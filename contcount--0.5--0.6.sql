@@ -591,8 +591,9 @@ COMMENT ON TABLE contcount.source_mean_value IS
 -- src/core/monotone.c); create_counter takes it too, kept with the counter,
 -- and current() and history() then show the running maximum of its
 -- releases, clamped at 0.  Both read only released values and charge
--- nothing more.  (Running means are clamped to [lo, hi], and a filter on
--- the released dimension keeps its keys only: both in C, no SQL change.)
+-- nothing more; window_counts takes nonnegative.  (Running means are
+-- clamped to [lo, hi], and a filter on the released dimension keeps its
+-- keys only: both in C, no SQL change.)
 -- ====================================================================
 
 DROP FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text,
@@ -657,6 +658,25 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
                                              text, float8, boolean) IS
     'create a named counter, fed by insert triggers and released every step by the step worker';
+
+-- window_counts takes nonnegative (default false): each window's count
+-- clamped at 0, a post-processing of released values, charged as without it
+-- (a window's count may go down, so there is no monotone here).
+DROP FUNCTION contcount.window_counts(bigint[], bigint, float8, text, bigint, float8, text);
+CREATE FUNCTION contcount.window_counts(
+    items bigint[],
+    width bigint,
+    epsilon float8,
+    construction text DEFAULT 'auto',
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    nonnegative boolean DEFAULT false)
+RETURNS SETOF contcount.release
+AS 'MODULE_PATHNAME', 'contcount_window_counts'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION contcount.window_counts(bigint[], bigint, float8, text, bigint, float8, text, boolean) IS
+    'noisy counts over sliding windows of width steps of a series, one epsilon for all of them; charged once';
 
 -- contcount.mechanism(), the parameters the aggregates take, names auto
 -- when no name is given: contcount.mechanism(epsilon => 1, horizon => 365).

@@ -68,6 +68,13 @@ GROUP BY m ORDER BY m;
 SELECT t, round(stddev::numeric, 6) AS stddev
 FROM contcount.running_counts(ARRAY[1, 0, 2, 1], 1, mechanism => 'binary', monotone => true);
 
+-- window_counts, nonnegative: every window's count >= 0 over 300 empty
+-- steps at a tiny epsilon (without it, about half are below 0); a window's
+-- count may go down, so it has no monotone.
+SELECT count(*) AS windows, bool_and(noisy_count >= 0) AS nonnegative, bool_and(bound > 0) AS bounded
+FROM contcount.window_counts(ARRAY(SELECT 0::bigint FROM generate_series(1, 300)), 8, 0.01,
+                             construction => 'tree', ledger => 'outputs_team', nonnegative => true);
+
 -- monotone charges nothing more: the ledger spends the same with it as
 -- without it, for running_counts and source_running_counts.
 CREATE TEMP TABLE spent_at (step int, spent numeric);
