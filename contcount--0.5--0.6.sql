@@ -654,3 +654,128 @@ COMMENT ON FUNCTION contcount.source_preview(text, float8, bigint, text, float8)
     'the stddev and bound source_running_counts would show at each step, calibrated to the source''s max_rows; reads no data, charges nothing';
 COMMENT ON FUNCTION contcount.source_preview_charge(text, float8, bigint, text, float8, text) IS
     'what a release from a protected source would charge the caller''s ledger and the source''s ledger (or each block), and how many such releases they can still pay; charges nothing';
+
+-- ====================================================================
+-- auto is the default mechanism: running_counts, source_running_counts
+-- and create_counter default to mechanism 'auto' (the mechanism of least
+-- variance for the horizon, chosen from public parameters only) instead of
+-- 'binary', which never has the least.  A call that names its mechanism is
+-- unchanged; a counter already created keeps the mechanism it was created
+-- with.  The short form running_count(item, epsilon, horizon) uses auto
+-- too (in C).  The functions are re-created with their grants (EXECUTE to
+-- PUBLIC, as at creation) and comments.
+--
+-- Outputs that look like counts: running_counts and source_running_counts
+-- take monotone (default false), which post-processes each released series
+-- into the nearest non-negative non-decreasing one (isotonic regression,
+-- src/core/monotone.c); create_counter takes it too, kept with the counter,
+-- and current() and history() then show the running maximum of its
+-- releases, clamped at 0.  Both read only released values and charge
+-- nothing more; window_counts takes nonnegative.  (Running means are
+-- clamped to [lo, hi], and a filter on the released dimension keeps its
+-- keys only: both in C, no SQL change.)
+-- ====================================================================
+
+DROP FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text,
+    float8);
+CREATE FUNCTION contcount.running_counts(
+    items bigint[],
+    epsilon float8 DEFAULT NULL,
+    mechanism text DEFAULT 'auto',
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false)
+RETURNS SETOF contcount.release
+AS 'MODULE_PATHNAME', 'running_counts'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION contcount.running_counts(bigint[], float8, text, bigint, bigint, bigint, float8, text, text,
+                                             float8, boolean) IS
+    'the noisy running counts of a whole series of per-step counts, one row per step; charged once';
+
+DROP FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text,
+    jsonb, float8);
+CREATE FUNCTION contcount.source_running_counts(source text, epsilon float8, step interval,
+    start timestamptz, steps bigint, mechanism text DEFAULT 'auto', dimension text DEFAULT NULL,
+    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL, rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false, OUT key text,
+    OUT t bigint, OUT step_start timestamptz, OUT noisy_count bigint, OUT stddev float8,
+    OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text, jsonb,
+                                                    float8, boolean) IS
+    'noisy running counts of a protected source per step of time, per declared key; charges both ledgers';
+
+-- A monotone counter: current() and history() show the running maximum of
+-- its releases, clamped at 0 (what it showed never changes).
+ALTER TABLE contcount.counter ADD COLUMN monotone boolean NOT NULL DEFAULT false;
+
+DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
+    text, float8);
+CREATE FUNCTION contcount.create_counter(
+    name text,
+    epsilon float8 DEFAULT NULL,
+    mechanism text DEFAULT 'auto',
+    horizon bigint DEFAULT NULL,
+    step interval DEFAULT '1 minute',
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    source text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
+                                             text, float8, boolean) IS
+    'create a named counter, fed by insert triggers and released every step by the step worker';
+
+-- window_counts takes nonnegative (default false): each window's count
+-- clamped at 0, a post-processing of released values, charged as without it
+-- (a window's count may go down, so there is no monotone here).
+DROP FUNCTION contcount.window_counts(bigint[], bigint, float8, text, bigint, float8, text);
+CREATE FUNCTION contcount.window_counts(
+    items bigint[],
+    width bigint,
+    epsilon float8,
+    construction text DEFAULT 'auto',
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    nonnegative boolean DEFAULT false)
+RETURNS SETOF contcount.release
+AS 'MODULE_PATHNAME', 'contcount_window_counts'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION contcount.window_counts(bigint[], bigint, float8, text, bigint, float8, text, boolean) IS
+    'noisy counts over sliding windows of width steps of a series, one epsilon for all of them; charged once';
+
+-- contcount.mechanism(), the parameters the aggregates take, names auto
+-- when no name is given: contcount.mechanism(epsilon => 1, horizon => 365).
+DROP FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text, float8);
+CREATE FUNCTION contcount.mechanism(
+    name text DEFAULT 'auto',
+    epsilon float8 DEFAULT NULL,
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL)
+RETURNS contcount.mechanism
+AS 'MODULE_PATHNAME', 'contcount_mechanism'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text, float8) IS
+    'build and check a running count''s mechanism (auto by default, or binary, smooth_binary, blt, honaker, ...) for running_count';
+
+COMMENT ON AGGREGATE contcount.running_count(bigint, float8, bigint) IS
+    'running_count with mechanism auto at epsilon over horizon steps; charges the session''s ledger once';

@@ -280,7 +280,7 @@ ALTER ROLE regress_attacker SET search_path = attacker, pg_catalog;
 -- counter that is not the attacker's; the step worker loads it.
 \c - postgres
 SHOW search_path;
-SELECT contcount.create_counter('attack_victim', 0.5, horizon => 4, step => '1 day');
+SELECT contcount.create_counter('attack_victim', 0.5, horizon => 4, step => '1 day', mechanism => 'binary');
 SELECT spent AS tests_spent_before FROM contcount.ledgers WHERE name = 'tests' \gset
 
 \c - regress_attacker
@@ -315,7 +315,7 @@ SELECT contcount.noisy_count(0.03125, 'attacker') IS NOT NULL AS released FROM a
 SELECT kind, contcount.noisy_count(0.015625) IS NOT NULL AS released
 FROM attacker.events GROUP BY kind;
 SELECT pg_catalog.count(*) AS releases, pg_catalog.max(t) AS last_t
-FROM contcount.running_counts(ARRAY(SELECT n FROM attacker.events ORDER BY day), 0.25);
+FROM contcount.running_counts(ARRAY(SELECT n FROM attacker.events ORDER BY day), 0.25, mechanism => 'binary');
 SELECT pg_catalog.count(*) AS releases
 FROM contcount.running_counts(ARRAY[1, 2, 3]::bigint[], 0.25, mechanism => 'hybrid', ledger => 'attacker');
 -- running_mean as a window function (0.0078125) and from the protected
@@ -347,7 +347,7 @@ SELECT s, attacker.error_of(s) FROM (VALUES
     ($$SELECT contcount.revoke_ledger('attacker', 'regress_attacker')$$),
     ($$SELECT contcount.drop_ledger('tests')$$),
     ($$SELECT contcount.noisy_count(0.001, 'tests') FROM attacker.events$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.001, ledger => 'tests')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.001, ledger => 'tests', mechanism => 'binary')$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], mechanism => 'blt', rho => 0.5)$$),
     ($$SELECT contcount.running_count(n, contcount.mechanism('gaussian_honaker', rho => 0.5, horizon => 16, ledger => 'attacker'))
            OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) FROM attacker.events$$),
@@ -362,7 +362,7 @@ SELECT s, attacker.error_of(s) FROM (VALUES
     ($$SELECT contcount.counter_granted(1, 1)$$)
 ) AS cases(s);
 -- a counter of its own, fed by its own table (0.25)
-SELECT contcount.create_counter('attacker_counter', 0.25, horizon => 16, step => '1 day', beta => 1e-9);
+SELECT contcount.create_counter('attacker_counter', 0.25, horizon => 16, step => '1 day', beta => 1e-9, mechanism => 'binary');
 CREATE TRIGGER count_events AFTER INSERT ON attacker.events
     FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('attacker_counter');
 INSERT INTO attacker.events VALUES (9, 'a', 1), (10, 'a', 1), (11, 'a', 1);
@@ -383,10 +383,10 @@ SELECT role, ledger, epsilon, function FROM contcount.charges ORDER BY at;
 -- is left: a billionth more is refused, exactly that passes, then nothing is
 -- left
 SELECT s, attacker.error_of(s) FROM (VALUES
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.970703126)$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.970703126, mechanism => 'binary')$$),
     ($$SELECT contcount.noisy_count(0.970703126) FROM attacker.events$$),
-    ($$SELECT contcount.create_counter('overspent', 0.970703126, horizon => 4)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.970703125)$$),
+    ($$SELECT contcount.create_counter('overspent', 0.970703126, horizon => 4, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1]::bigint[], 0.970703125, mechanism => 'binary')$$),
     ($$SELECT contcount.noisy_count(0.000001) FROM attacker.events$$)
 ) AS cases(s);
 

@@ -24,7 +24,7 @@ GRANT EXECUTE ON FUNCTION test.long_unit(int) TO regress_units_app;
 
 \c - regress_units_analyst
 SELECT contcount.create_counter('notes_live', 1, horizon => 10, step => '1 day', ledger => 'units_team',
-                                source => 'notes');
+                                source => 'notes', mechanism => 'binary');
 
 \c - regress_units_app
 -- Three rows each of a 10 kB author and a 1 MB one, and of a short one.
@@ -56,9 +56,9 @@ FROM pg_trigger WHERE tgrelid = 'test.notes'::regclass \gset
 :drop_trigger;
 \c - regress_units_analyst
 SELECT test.error_of(s) FROM (VALUES
-    ($$SELECT contcount.create_counter('notes_new', 1, horizon => 10, ledger => 'units_team', source => 'notes')$$),
+    ($$SELECT contcount.create_counter('notes_new', 1, horizon => 10, ledger => 'units_team', source => 'notes', mechanism => 'binary')$$),
     ($$SELECT contcount.feed_source('notes')$$),
-    ($$SELECT contcount.create_counter('notes_new', 1, horizon => 10, ledger => 'units_team', source => 'notes_view')$$)
+    ($$SELECT contcount.create_counter('notes_new', 1, horizon => 10, ledger => 'units_team', source => 'notes_view', mechanism => 'binary')$$)
 ) AS cases(s);
 \c - postgres
 SELECT contcount.feed_source('notes');

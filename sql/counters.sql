@@ -8,7 +8,7 @@ CREATE TABLE test.signups (id serial, country text, paid boolean DEFAULT false);
 CREATE TABLE test.signups_legacy (id serial, country text);
 
 -- Creating a counter charges its ledger once, for the whole continual release.
-SELECT contcount.create_counter('signups', 1, horizon => 100, step => '1 day', beta => 1e-9);
+SELECT contcount.create_counter('signups', 1, horizon => 100, step => '1 day', beta => 1e-9, mechanism => 'binary');
 SELECT contcount.create_counter('paid', 0.5, mechanism => 'hybrid', step => '1 day', beta => 1e-9);
 SELECT name, mechanism, epsilon, horizon, step, steps, finished FROM contcount.counters ORDER BY name;
 SELECT spent FROM contcount.ledgers WHERE name = 'counters';
@@ -81,7 +81,7 @@ SELECT (SELECT count(*) FROM test.signups) + (SELECT count(*) FROM test.signups_
 -- ON CONFLICT DO NOTHING or a BEFORE trigger not counted, statements inside
 -- functions and triggers counted in their own right, partitions through
 -- their root.
-SELECT contcount.create_counter('orders', 0.5, horizon => 100, step => '1 day');
+SELECT contcount.create_counter('orders', 0.5, horizon => 100, step => '1 day', mechanism => 'binary');
 CREATE TABLE test.orders (id int PRIMARY KEY, amount int);
 CREATE TABLE test.baskets (id int, items int);
 CREATE TABLE test.shop_visits (day date, n int) PARTITION BY RANGE (day);
@@ -165,7 +165,7 @@ FROM contcount.current('paid');
 SELECT name, steps, finished FROM contcount.counters ORDER BY name;
 
 -- A bounded counter stops at its horizon; an unbounded one goes on.
-SELECT contcount.create_counter('short', 1, horizon => 2, step => '1 day');
+SELECT contcount.create_counter('short', 1, horizon => 2, step => '1 day', mechanism => 'binary');
 SELECT contcount.tick('short');
 SELECT contcount.tick('short');
 SELECT contcount.tick('short');
@@ -178,7 +178,7 @@ SELECT count(*) FROM contcount.history('short');
 -- epsilon again, once; a ledger that cannot pay stops it, the step
 -- rolled back.  test/t/009_counter_copy.pl makes real copies.
 SELECT contcount.create_ledger('copies', 2);
-SELECT contcount.create_counter('copied', 1, horizon => 100, step => '1 day', ledger => 'copies');
+SELECT contcount.create_counter('copied', 1, horizon => 100, step => '1 day', ledger => 'copies', mechanism => 'binary');
 SELECT place_system = (SELECT system_identifier FROM pg_control_system()) AS this_cluster,
        place_database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS this_database,
        place_table = 'contcount.counter'::regclass AS this_table, charged_ledger
@@ -210,7 +210,7 @@ SELECT contcount.drop_counter('copied');
 -- a counter from before 0.3 did not record the ledger its creator's
 -- contcount.ledger chose (this session's, counters): a copy pays the one
 -- the owner's settings choose now (here the database's, tests)
-SELECT contcount.create_counter('legacy', 0.25, horizon => 100, step => '1 day');
+SELECT contcount.create_counter('legacy', 0.25, horizon => 100, step => '1 day', mechanism => 'binary');
 UPDATE contcount.counter SET charged_ledger = NULL, place_system = NULL WHERE name = 'legacy';
 SELECT contcount.tick('legacy');
 SELECT ledger, epsilon FROM contcount.charges
@@ -219,16 +219,16 @@ SELECT contcount.drop_counter('legacy');
 
 -- Errors.
 SELECT s, test.error_of(s) FROM (VALUES
-    ($$SELECT contcount.create_counter('signups', 1, horizon => 10)$$),
-    ($$SELECT contcount.create_counter(NULL, 1, horizon => 10)$$),
-    ($$SELECT contcount.create_counter('', 1, horizon => 10)$$),
-    ($$SELECT contcount.create_counter(repeat('x', 64), 1, horizon => 10)$$),
-    ($$SELECT contcount.create_counter('c', 1)$$),
-    ($$SELECT contcount.create_counter('c', 0, horizon => 10)$$),
-    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => '1 month')$$),
-    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => '0.5 seconds')$$),
-    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => NULL)$$),
-    ($$SELECT contcount.create_counter('c', 100, horizon => 10)$$),
+    ($$SELECT contcount.create_counter('signups', 1, horizon => 10, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter(NULL, 1, horizon => 10, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('', 1, horizon => 10, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter(repeat('x', 64), 1, horizon => 10, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('c', 1, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('c', 0, horizon => 10, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => '1 month', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => '0.5 seconds', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('c', 1, horizon => 10, step => NULL, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('c', 100, horizon => 10, mechanism => 'binary')$$),
     ($$SELECT contcount.tick('nope')$$),
     ($$SELECT * FROM contcount.current('nope')$$),
     ($$SELECT contcount.drop_counter('nope')$$)
@@ -302,7 +302,7 @@ GRANT USAGE ON SCHEMA test TO regress_counter_owner, regress_owner_team, regress
 GRANT USAGE, CREATE ON SCHEMA regress_feeding
     TO regress_counter_owner, regress_owner_team, regress_intruder;
 SET ROLE regress_counter_owner;
-SELECT contcount.create_counter('guarded', 1, horizon => 100, step => '1 day', ledger => 'counters');
+SELECT contcount.create_counter('guarded', 1, horizon => 100, step => '1 day', ledger => 'counters', mechanism => 'binary');
 CREATE TABLE regress_feeding.own (i int);
 CREATE TRIGGER feed AFTER INSERT ON regress_feeding.own
     FOR EACH STATEMENT EXECUTE FUNCTION contcount.count_inserts('guarded');
@@ -378,7 +378,7 @@ SELECT pending AS "37 + 3 * 100" FROM test.counted('guarded');
 -- guarded the same way
 BEGIN;
 SET ROLE regress_counter_owner;
-SELECT contcount.create_counter('guarded_new', 1, horizon => 100, step => '1 day', ledger => 'counters');
+SELECT contcount.create_counter('guarded_new', 1, horizon => 100, step => '1 day', ledger => 'counters', mechanism => 'binary');
 SET ROLE regress_intruder;
 CREATE TABLE regress_feeding.by_row_new (i int);
 CREATE TRIGGER feed AFTER INSERT ON regress_feeding.by_row_new
@@ -409,7 +409,7 @@ EXCEPTION WHEN OTHERS THEN
 END $$;
 SET ROLE regress_counter_owner;
 SELECT s, public.error_of(s) FROM (VALUES
-    ($$SELECT contcount.create_counter('signups', 1, horizon => 10)$$),
+    ($$SELECT contcount.create_counter('signups', 1, horizon => 10, mechanism => 'binary')$$),
     ($$SELECT contcount.tick('signups')$$),
     ($$SELECT * FROM contcount.current('signups')$$),
     ($$SELECT * FROM contcount.history('signups')$$),

@@ -74,13 +74,13 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.running_count(n, ROW('blt', NULL, 64, NULL, 1, 0.05, NULL, NULL)::contcount.mechanism) FROM test.gauss_daily$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2], 1, mechanism => 'blt')$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2], mechanism => 'blt')$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2], rho => 0.5)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2])$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2], rho => 0.5, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2], mechanism => 'binary')$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2], 1, mechanism => 'auto', rho => 0.5)$$),
     ($$SELECT contcount.create_counter('gauss_bad', mechanism => 'blt', horizon => 10)$$),
     ($$SELECT contcount.create_counter('gauss_bad', 1, mechanism => 'blt', horizon => 10)$$),
-    ($$SELECT contcount.create_counter('gauss_bad', rho => 0.5, horizon => 10)$$),
-    ($$SELECT contcount.create_counter('gauss_bad', horizon => 10)$$)
+    ($$SELECT contcount.create_counter('gauss_bad', rho => 0.5, horizon => 10, mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('gauss_bad', horizon => 10, mechanism => 'binary')$$)
 ) AS cases(s);
 SELECT count(*) AS no_bad_counter FROM contcount.counters WHERE name = 'gauss_bad';
 
@@ -183,7 +183,7 @@ SELECT contcount.create_counter('gauss_auto', rho => 0.125, mechanism => 'auto',
 SELECT name, mechanism, epsilon, horizon, ledger, steps, accounting, rho
 FROM contcount.counters WHERE name LIKE 'gauss%' ORDER BY name;
 -- a pure counter says so
-SELECT contcount.create_counter('gauss_laplace', 0.5, horizon => 100, step => '1 day');
+SELECT contcount.create_counter('gauss_laplace', 0.5, horizon => 100, step => '1 day', mechanism => 'binary');
 SELECT name, mechanism, epsilon, accounting, rho FROM contcount.counters WHERE name = 'gauss_laplace';
 SELECT function, epsilon, accounting, release_epsilon, release_rho
 FROM contcount.charges WHERE ledger = 'gauss' AND function = 'create_counter' ORDER BY at;
@@ -260,7 +260,7 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits_pure', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', rho => 0.125)$$),
     ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', 0.5, '1 day', '2026-01-01', 10, mechanism => 'blt', rho => 0.125)$$),
     ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt')$$),
-    ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', NULL, '1 day', '2026-01-01', 10)$$),
+    ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits', NULL, '1 day', '2026-01-01', 10, mechanism => 'binary')$$),
     ($$SELECT count(*) FROM contcount.source_running_counts('gauss_visits_two', NULL, '1 day', '2026-01-01', 10, mechanism => 'blt', dimension => 'country', rho => 0.125)$$)
 ) AS cases(s);
 SELECT name, spent FROM contcount.ledgers

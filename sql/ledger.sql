@@ -27,7 +27,7 @@ SELECT s, test.error_of(s) FROM (VALUES
 
 -- Every release charges its epsilon once, before its first value.
 SET contcount.ledger = 'clinic';
-SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25);
+SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25, mechanism => 'binary');
 SELECT test.spent('clinic');
 -- one window call site, three partitions: three releases, each charged
 -- (SQL cannot tell contcount that partitions are disjoint)
@@ -60,14 +60,14 @@ SELECT contcount.noisy_count(0.002) IS NOT NULL AS released FROM test.visits;
 RESET force_parallel_mode;
 SELECT test.spent('clinic');
 -- bad input releases nothing and costs nothing
-SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, -1], 0.25)$$);
-SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25, horizon => 2)$$);
+SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, -1], 0.25, mechanism => 'binary')$$);
+SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25, horizon => 2, mechanism => 'binary')$$);
 SELECT test.spent('clinic');
 -- the ledger named in the mechanism pays instead
 SELECT count(r) FROM (
     SELECT contcount.running_count(1, contcount.mechanism('hybrid', 0.5, ledger => 'marketing'))
         OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) AS r FROM test.visits) s;
-SELECT count(*) FROM contcount.running_counts(ARRAY[1], 0.25, ledger => 'marketing');
+SELECT count(*) FROM contcount.running_counts(ARRAY[1], 0.25, ledger => 'marketing', mechanism => 'binary');
 SELECT contcount.noisy_count(0.25, 'marketing') IS NOT NULL FROM test.visits;
 SELECT name, spent, remaining FROM contcount.ledgers WHERE name <> 'tests' ORDER BY name;
 
@@ -98,11 +98,11 @@ SELECT test.spent('clinic') - :before AS spent_by_the_five;
 -- and nothing released or charged.
 SELECT contcount.alter_ledger('clinic', test.spent('clinic') + 0.5);
 SELECT contcount.noisy_count(0.75) FROM test.visits;
-SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1], 0.75)$$);
+SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1], 0.75, mechanism => 'binary')$$);
 SELECT name, remaining FROM contcount.ledgers WHERE name = 'clinic';
 SELECT contcount.noisy_count(0.5) IS NOT NULL AS released FROM test.visits;
 SELECT name, remaining FROM contcount.ledgers WHERE name = 'clinic';
-SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1], 0.000001)$$);
+SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1], 0.000001, mechanism => 'binary')$$);
 -- a higher budget lets it through; a budget lowered below what was spent
 -- leaves nothing
 SELECT contcount.alter_ledger('clinic', 3);
@@ -135,7 +135,7 @@ SELECT count(*) AS visible_charges FROM contcount.charges;
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SET contcount.ledger = 'clinic'$$),
     ($$SELECT contcount.noisy_count(0.125, 'clinic') FROM test.visits$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1], 0.125, ledger => 'clinic')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1], 0.125, ledger => 'clinic', mechanism => 'binary')$$),
     ($$SELECT contcount.alter_ledger('marketing', 100)$$),
     ($$SELECT contcount.create_ledger('mine', 100)$$),
     ($$SELECT contcount.grant_ledger('marketing', 'regress_analyst', true)$$),

@@ -33,7 +33,7 @@ SELECT s, test.error_of(s) FROM (VALUES
 -- Charging: exact rho, rounded up, never down.
 SET contcount.ledger = 'zcdp_team';
 -- epsilon 1/4: rho 1/32 exactly
-SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25);
+SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], 0.25, mechanism => 'binary');
 SELECT spent FROM contcount.ledgers WHERE name = 'zcdp_team';
 -- epsilon 0.000123457: rho 7.62e-9, charged 8e-9; the least epsilon, 1e-6:
 -- rho 5e-13, charged 1e-9
@@ -51,7 +51,7 @@ SELECT count(r) FROM (
     FROM test.zcdp_events) s;
 SELECT spent - 0.031750009 AS charged FROM contcount.ledgers WHERE name = 'zcdp_team';
 -- a counter pays its epsilon's rho at its creation: 1/2 gives 1/8
-SELECT contcount.create_counter('zcdp_counter', 0.5, horizon => 100, step => '1 day');
+SELECT contcount.create_counter('zcdp_counter', 0.5, horizon => 100, step => '1 day', mechanism => 'binary');
 SELECT spent - 0.055187509 AS charged FROM contcount.ledgers WHERE name = 'zcdp_team';
 SELECT contcount.drop_counter('zcdp_counter');
 
@@ -64,7 +64,7 @@ FROM contcount.charges WHERE ledger = 'zcdp_team' ORDER BY at;
 SELECT remaining FROM contcount.ledgers WHERE name = 'zcdp_team';
 -- epsilon 1.908 is rho 1.820232 > 1.819812491
 SELECT contcount.noisy_count(1.908) FROM test.zcdp_events;
-SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1], 1.908)$$);
+SELECT test.error_of($$SELECT * FROM contcount.running_counts(ARRAY[1], 1.908, mechanism => 'binary')$$);
 -- epsilon 1.9077 is rho 1.819659645: it fits, and 0.000152846 is left
 SELECT contcount.noisy_count(1.9077) IS NOT NULL AS released FROM test.zcdp_events;
 SELECT spent, remaining FROM contcount.ledgers WHERE name = 'zcdp_team';
@@ -81,7 +81,7 @@ LANGUAGE sql IMMUTABLE AS $$
     FROM (SELECT 1 + exp(u::float8 / 10000) AS alpha FROM generate_series(-100000, 100000) u) g
 $$;
 SELECT contcount.create_ledger('zcdp_hand', rho => 1, delta => 0.001);
-SELECT count(*) FROM contcount.running_counts(ARRAY[1], 0.25, ledger => 'zcdp_hand');
+SELECT count(*) FROM contcount.running_counts(ARRAY[1], 0.25, ledger => 'zcdp_hand', mechanism => 'binary');
 SELECT spent, delta, spent_epsilon, budget_epsilon,
        abs(spent_epsilon - test.cks_epsilon(spent::float8, delta::float8)) < 1e-6 AS spent_as_by_hand,
        abs(budget_epsilon - test.cks_epsilon(budget::float8, delta::float8)) < 1e-6 AS budget_as_by_hand,

@@ -47,7 +47,7 @@ GRANT EXECUTE ON FUNCTION test.error_of(text), test.value_of(text)
     TO regress_lock_analyst, regress_lock_monitor;
 SELECT contcount.grant_source('taps', 'regress_lock_analyst');
 \c - regress_lock_analyst
-SELECT contcount.create_counter('taps_counter', 1, horizon => 10, step => '1 day', source => 'taps');
+SELECT contcount.create_counter('taps_counter', 1, horizon => 10, step => '1 day', source => 'taps', mechanism => 'binary');
 \c - postgres
 -- 40 rows of 7 persons; what counter_unit had inserted before them
 CREATE TABLE test.units_before AS

@@ -27,30 +27,30 @@ GRANT USAGE ON SCHEMA test TO regress_rs_analyst;
 GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_rs_analyst;
 
 -- the open session releases, charging rs_old
-SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1)$$);
+SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, mechanism => 'binary')$$);
 SELECT * FROM test.rs_spent();
 SELECT * FROM dblink('pooled', 'SELECT name FROM contcount.ledgers ORDER BY name') AS t(name text);
 
 -- the DBA moves the role to rs_new: its open session follows at its next
 -- release, and sees rs_new, not rs_old, in contcount.ledgers
 ALTER ROLE regress_rs_analyst SET contcount.ledger = 'rs_new';
-SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1)$$);
+SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, mechanism => 'binary')$$);
 SELECT * FROM test.rs_spent();
 SELECT * FROM dblink('pooled', 'SELECT name FROM contcount.ledgers ORDER BY name') AS t(name text);
 
 -- the DBA cuts the role off: an empty setting selects no ledger (ZB002)
 ALTER ROLE regress_rs_analyst SET contcount.ledger = '';
-SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1)$$);
+SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, mechanism => 'binary')$$);
 -- RESET falls back to the database's setting, as for a new connection
 ALTER ROLE regress_rs_analyst RESET contcount.ledger;
-SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1)$$);
+SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, mechanism => 'binary')$$);
 SELECT * FROM dblink('pooled', 'SELECT name FROM contcount.ledgers ORDER BY name') AS t(name text);
 -- the role's setting in this database comes first
 DO $$ BEGIN
     EXECUTE format('ALTER ROLE regress_rs_analyst IN DATABASE %I SET contcount.ledger = %L',
                    current_database(), 'rs_old');
 END $$;
-SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1)$$);
+SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, mechanism => 'binary')$$);
 SELECT * FROM test.rs_spent();
 DO $$ BEGIN
     EXECUTE format('ALTER ROLE regress_rs_analyst IN DATABASE %I RESET contcount.ledger', current_database());
@@ -58,15 +58,15 @@ END $$;
 
 -- a ledger granted to the role and named by its releases: revoke_ledger
 -- binds at once
-SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, ledger => 'rs_granted')$$);
+SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, ledger => 'rs_granted', mechanism => 'binary')$$);
 SELECT contcount.revoke_ledger('rs_granted', 'regress_rs_analyst');
-SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, ledger => 'rs_granted')$$);
+SELECT test.pooled($$SELECT contcount.running_counts(ARRAY[1, 2, 3], 1, ledger => 'rs_granted', mechanism => 'binary')$$);
 SELECT * FROM test.rs_spent();
 
 -- a superuser's SET in its own session is left alone
 SET contcount.ledger = 'rs_new';
 ALTER ROLE CURRENT_USER SET contcount.ledger = 'rs_old';
-SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], 1);
+SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], 1, mechanism => 'binary');
 ALTER ROLE CURRENT_USER RESET contcount.ledger;
 RESET contcount.ledger;
 SELECT * FROM test.rs_spent();

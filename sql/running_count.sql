@@ -43,7 +43,7 @@ FROM unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid']) AS 
      test.per_country(m.name) c
 ORDER BY name, country;
 
--- The short form is the binary mechanism.
+-- The short form is mechanism auto: simple_ii over these 40 steps at epsilon 0.5.
 SELECT (r).t, round((r).stddev::numeric, 6) AS stddev
 FROM (
     SELECT day, contcount.running_count(n, 0.5, 40) OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) AS r

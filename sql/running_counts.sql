@@ -4,7 +4,7 @@
 SELECT t, round(stddev::numeric, 6) AS stddev,
        round(sqrt(bit_count(t::bit(64)) * test.dlap_var(4))::numeric, 6) AS expected,
        bound > 0 AS has_bound
-FROM contcount.running_counts(ARRAY[1, 0, 2, 1, 0, 0, 3, 1], 1);
+FROM contcount.running_counts(ARRAY[1, 0, 2, 1, 0, 0, 3, 1], 1, mechanism => 'binary');
 
 -- Every mechanism, within its bound at beta = 1e-9.
 SELECT m AS mechanism, count(*) AS steps,
@@ -25,22 +25,22 @@ FROM contcount.running_counts(ARRAY(SELECT n FROM test.daily WHERE country = 'us
 
 -- A declared horizon longer than the series; NULL items are empty steps.
 SELECT t, round(stddev::numeric, 6) AS stddev
-FROM contcount.running_counts(ARRAY[NULL, 1, NULL]::bigint[], 1, horizon => 1000);
+FROM contcount.running_counts(ARRAY[NULL, 1, NULL]::bigint[], 1, horizon => 1000, mechanism => 'binary');
 
 -- An empty series releases nothing.
-SELECT count(*) FROM contcount.running_counts('{}'::bigint[], 1);
+SELECT count(*) FROM contcount.running_counts('{}'::bigint[], 1, mechanism => 'binary');
 
 -- Errors: no output at all, even when the bad item comes late.
 SELECT s, test.error_of(s) FROM (VALUES
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3, -1], 1)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 1, horizon => 2)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[[1, 2], [3, 4]], 1)$$),
-    ($$SELECT * FROM contcount.running_counts(NULL, 1)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1], 0)$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3, -1], 1, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 1, horizon => 2, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[[1, 2], [3, 4]], 1, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.running_counts(NULL, 1, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1], 0, mechanism => 'binary')$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1], 1, mechanism => 'nope')$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1], 1, mechanism => 'binary', block => 2)$$),
     ($$SELECT * FROM contcount.running_counts(ARRAY[1, 2], 1, mechanism => 'two_level', block => 3)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[1], 1, beta => 1.5)$$),
-    ($$SELECT * FROM contcount.running_counts(ARRAY[9223372036854775807, 1], 1)$$)
+    ($$SELECT * FROM contcount.running_counts(ARRAY[1], 1, beta => 1.5, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.running_counts(ARRAY[9223372036854775807, 1], 1, mechanism => 'binary')$$)
 ) AS cases(s);
-SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 1, horizon => 2);
+SELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 1, horizon => 2, mechanism => 'binary');

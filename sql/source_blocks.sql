@@ -55,14 +55,14 @@ FROM contcount.blocks WHERE source = 'blk_visits';
 SELECT name, spent FROM contcount.ledgers WHERE name = 'blk_team';
 
 -- Stepped: each day's persons, charging the three days it reads.
-SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-3), 3);
+SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-3), 3, mechanism => 'binary');
 SELECT extract(day FROM block_start - test.day(0)) AS day, spent FROM contcount.blocks
 WHERE source = 'blk_visits' AND block_start >= test.day(-4) ORDER BY block_start;
 
 -- Choosing a range to dodge blocks: a range of a microsecond pays for its
 -- block; one across midnight pays for both days.
-SELECT count(*) FROM contcount.source_running_counts('blk_visits', 1, '00:00:01', test.day(-3) - interval '1 second', 1);
-SELECT count(*) FROM contcount.source_running_counts('blk_visits', 1, '1 hour', test.day(-4) - interval '1 hour', 2);
+SELECT count(*) FROM contcount.source_running_counts('blk_visits', 1, '00:00:01', test.day(-3) - interval '1 second', 1, mechanism => 'binary');
+SELECT count(*) FROM contcount.source_running_counts('blk_visits', 1, '1 hour', test.day(-4) - interval '1 hour', 2, mechanism => 'binary');
 SELECT extract(day FROM block_start - test.day(0)) AS day, spent FROM contcount.blocks
 WHERE source = 'blk_visits' AND block_start >= test.day(-5) AND block_start < test.day(-2) ORDER BY block_start;
 
@@ -71,7 +71,7 @@ WHERE source = 'blk_visits' AND block_start >= test.day(-5) AND block_start < te
 -- first, pays as for any refused release from a source.  The error names
 -- the block (in ISO format).
 SET DateStyle = ISO;
-SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-5), 4)$$)
+SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-5), 4, mechanism => 'binary')$$)
        = format('ZB001: privacy budget of block [%s, %s) of ledger "blk_data" would be overspent',
                 test.day(-3), test.day(-2)) AS refused_at_day_minus_3;
 SELECT extract(day FROM block_start - test.day(0)) AS day, spent FROM contcount.blocks
@@ -81,15 +81,15 @@ WHERE source = 'blk_visits' AND block_start >= test.day(-5) AND block_start < te
 -- current: a release that asks for their time reads up to the end of today's
 -- block only.  Retired rows never are, and a range wholly older than the
 -- retention charges no block.
-SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(5), 1);
-SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-41), 2);
+SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(5), 1, mechanism => 'binary');
+SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-41), 2, mechanism => 'binary');
 SELECT count(*) FILTER (WHERE block_start >= test.day(1)) AS future_blocks,
        count(*) FILTER (WHERE block_start < test.day(-31)) AS retired_blocks
 FROM contcount.blocks WHERE source = 'blk_visits';
 
 -- Rolling back does not refund a block.
 BEGIN;
-SELECT count(*) FROM contcount.source_running_counts('blk_visits', 1, '1 day', test.day(-10), 1);
+SELECT count(*) FROM contcount.source_running_counts('blk_visits', 1, '1 day', test.day(-10), 1, mechanism => 'binary');
 ROLLBACK;
 SELECT spent FROM contcount.blocks WHERE source = 'blk_visits' AND block_start = test.day(-10);
 
@@ -97,7 +97,7 @@ SELECT spent FROM contcount.blocks WHERE source = 'blk_visits' AND block_start =
 -- the end of today's block: it makes no block in the future, which would
 -- hold the server's room for good.
 SELECT spent AS team_before FROM contcount.ledgers WHERE name = 'blk_team' \gset
-SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_visits', 1, '1 day', test.day(0), 20000)$$);
+SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_visits', 1, '1 day', test.day(0), 20000, mechanism => 'binary')$$);
 SELECT spent = :team_before AS team_unchanged FROM contcount.ledgers WHERE name = 'blk_team';
 SELECT count(*) AS future_blocks FROM contcount.blocks WHERE source = 'blk_visits' AND block_start > test.day(0);
 
@@ -137,7 +137,7 @@ SELECT contcount.protect_table('blk_visits', 'test.block_visits', 'user_id', 'at
 SELECT contcount.grant_source('blk_visits', 'regress_blk_analyst');
 SELECT contcount.source_blocks('blk_visits', '12 hours', 5000, '60 days');
 \c - regress_blk_analyst
-SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_visits', 1, '1 day', test.day(-3), 1)$$);
+SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_visits', 1, '1 day', test.day(-3), 1, mechanism => 'binary')$$);
 \c - postgres
 SELECT contcount.drop_source('blk_visits');
 SELECT contcount.protect_table('blk_visits', 'test.block_visits', 'user_id', 'at', 'blk_data');
@@ -184,7 +184,7 @@ SELECT contcount.source_blocks('blk_visits', '1 day', 5000, '2 days');
 SELECT extract(day FROM block_start - test.day(0)) AS day, retired FROM contcount.blocks
 WHERE source = 'blk_visits' AND block_start IN (test.day(-5), test.day(5)) ORDER BY block_start;
 \c - regress_blk_analyst
-SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-3), 1);
+SELECT t, noisy_count FROM contcount.source_running_counts('blk_visits', 1000, '1 day', test.day(-3), 1, mechanism => 'binary');
 \c - postgres
 SELECT spent FROM contcount.blocks WHERE source = 'blk_visits' AND block_start = test.day(-3);
 
@@ -197,15 +197,15 @@ SELECT u, (test.day(-2) AT TIME ZONE 'UTC') + interval '23 hours 30 minutes' FRO
 SELECT contcount.protect_table('blk_local_visits', 'test.block_local_visits', 'user_id', 'at', 'blk_data');
 SELECT contcount.grant_source('blk_local_visits', 'regress_blk_analyst');
 \c - regress_blk_analyst
-SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_local_visits', 1000, '1 day', test.day(-2), 2)$$)
+SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_local_visits', 1000, '1 day', test.day(-2), 2, mechanism => 'binary')$$)
     AS before_blocks;
 \c - postgres
 SELECT contcount.source_blocks('blk_local_visits', '1 day', 100000, '30 days');
 \c - regress_blk_analyst
 SET TimeZone = 'America/Los_Angeles';
-SELECT t, noisy_count FROM contcount.source_running_counts('blk_local_visits', 1000, '1 day', test.day(-2), 2);
+SELECT t, noisy_count FROM contcount.source_running_counts('blk_local_visits', 1000, '1 day', test.day(-2), 2, mechanism => 'binary');
 SET TimeZone = 'Pacific/Kiritimati';
-SELECT t, noisy_count FROM contcount.source_running_counts('blk_local_visits', 1000, '1 day', test.day(-2), 2);
+SELECT t, noisy_count FROM contcount.source_running_counts('blk_local_visits', 1000, '1 day', test.day(-2), 2, mechanism => 'binary');
 RESET TimeZone;
 \c - postgres
 
@@ -218,10 +218,10 @@ SELECT contcount.protect_table('blk_early', 'test.block_early', 'user_id', 'at',
 SELECT count(*) FROM contcount.source_counts('blk_early', 3, ledger => 'blk_team');
 SELECT contcount.source_blocks('blk_early', '1 day', 5, '30 days');
 SET DateStyle = ISO;
-SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_early', 2.5, '1 day', test.day(-1), 1, ledger => 'blk_team')$$)
+SELECT test.error_of($$SELECT * FROM contcount.source_running_counts('blk_early', 2.5, '1 day', test.day(-1), 1, ledger => 'blk_team', mechanism => 'binary')$$)
        = format('ZB001: privacy budget of block [%s, %s) of ledger "blk_early_data" would be overspent',
                 test.day(-1), test.day(0)) AS refused;
-SELECT count(*) FROM contcount.source_running_counts('blk_early', 2, '1 day', test.day(-1), 1, ledger => 'blk_team');
+SELECT count(*) FROM contcount.source_running_counts('blk_early', 2, '1 day', test.day(-1), 1, ledger => 'blk_team', mechanism => 'binary');
 SELECT extract(day FROM block_start - test.day(0)) AS day, budget, spent, remaining FROM contcount.blocks
 WHERE source = 'blk_early';
 SELECT contcount.drop_source('blk_early');
@@ -231,7 +231,7 @@ SELECT contcount.drop_source('blk_early');
 CREATE TABLE test.block_clicks (user_id int, at timestamptz);
 SELECT contcount.create_ledger('blk_clicks_data', 100);
 SELECT contcount.protect_table('blk_clicks', 'test.block_clicks', 'user_id', 'at', 'blk_clicks_data');
-SELECT contcount.create_counter('blk_clicks_live', 1, horizon => 10, step => '1 day', source => 'blk_clicks');
+SELECT contcount.create_counter('blk_clicks_live', 1, horizon => 10, step => '1 day', source => 'blk_clicks', mechanism => 'binary');
 SELECT test.error_of($$SELECT contcount.source_blocks('blk_clicks', '1 day', 10, '30 days')$$);
 SELECT contcount.drop_counter('blk_clicks_live');
 SELECT contcount.drop_source('blk_clicks');
@@ -250,9 +250,9 @@ SELECT contcount.source_blocks('blk_taps', '1 day', 1500, '30 days');
 SELECT contcount.grant_source('blk_taps', 'regress_blk_analyst');
 \c - regress_blk_analyst
 -- a step must not touch more blocks than the server holds
-SELECT test.error_of($$SELECT contcount.create_counter('blk_taps_live', 1000, horizon => 10, step => '11000 days', source => 'blk_taps')$$);
+SELECT test.error_of($$SELECT contcount.create_counter('blk_taps_live', 1000, horizon => 10, step => '11000 days', source => 'blk_taps', mechanism => 'binary')$$);
 SELECT spent AS team_before FROM contcount.ledgers WHERE name = 'blk_team' \gset
-SELECT contcount.create_counter('blk_taps_live', 1000, horizon => 10, step => '1 day', source => 'blk_taps');
+SELECT contcount.create_counter('blk_taps_live', 1000, horizon => 10, step => '1 day', source => 'blk_taps', mechanism => 'binary');
 -- It paid the blocks its first step may count: the day it started and the
 -- next, 1000 each, in place of the source's ledger; the team paid once.
 SELECT blocks_until - blocks_from AS paid,
@@ -332,7 +332,7 @@ SELECT contcount.protect_table('blk_days', 'test.block_days', 'user_id', 'on_day
 SELECT contcount.source_blocks('blk_days', '1 day', 1500, '30 days');
 SELECT contcount.grant_source('blk_days', 'regress_blk_analyst');
 \c - regress_blk_analyst
-SELECT contcount.create_counter('blk_days_live', 1000, horizon => 10, step => '1 day', source => 'blk_days');
+SELECT contcount.create_counter('blk_days_live', 1000, horizon => 10, step => '1 day', source => 'blk_days', mechanism => 'binary');
 SELECT blocks_from AS f, blocks_until AS u FROM contcount.counters WHERE name = 'blk_days_live' \gset
 \c - postgres
 INSERT INTO test.block_days VALUES (1, (:'f'::timestamptz AT TIME ZONE 'UTC')::date),
@@ -359,7 +359,7 @@ SELECT count(*) AS steps
 FROM contcount.source_running_counts('blk_z', NULL, '1 day', test.day(-3), 3, mechanism => 'gaussian_honaker',
                                      rho => 0.125, ledger => 'blk_z_team');
 SELECT count(*) AS steps
-FROM contcount.source_running_counts('blk_z', 0.5, '1 day', test.day(-3), 2, ledger => 'blk_z_team');
+FROM contcount.source_running_counts('blk_z', 0.5, '1 day', test.day(-3), 2, ledger => 'blk_z_team', mechanism => 'binary');
 SELECT extract(day FROM block_start - test.day(0)) AS day, budget, spent, remaining, accounting
 FROM contcount.blocks WHERE source = 'blk_z' ORDER BY block_start;
 SELECT regexp_replace(test.error_of($$SELECT count(*) FROM contcount.source_running_counts('blk_z', NULL, '1 day',

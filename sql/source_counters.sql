@@ -24,17 +24,17 @@ SELECT contcount.grant_source('entries_parted', 'regress_sc_analyst');
 -- The analyst creates a counter over the source: noise for max_rows = 3,
 -- charged to the team's ledger and to the data's.
 SELECT contcount.create_counter('entries_user', 1, horizon => 10, step => '1 day', beta => 1e-9,
-                                source => 'entries');
-SELECT contcount.create_counter('entries_parted_user', 0.5, horizon => 10, step => '1 day', source => 'entries_parted');
+                                source => 'entries', mechanism => 'binary');
+SELECT contcount.create_counter('entries_parted_user', 0.5, horizon => 10, step => '1 day', source => 'entries_parted', mechanism => 'binary');
 SELECT name, spent FROM contcount.ledgers ORDER BY name;
 SELECT s, test.error_of(s) FROM (VALUES
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => 5, source => 'entries')$$),
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => NULL, source => 'entries')$$),
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'nope')$$),
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'entries_amounts')$$),
-    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'entries', ledger => 'entries_data')$$),
-    ($$SELECT contcount.create_counter('x', 10, horizon => 10, source => 'entries')$$),
-    ($$SELECT contcount.create_counter('entries_user', 1, horizon => 10, source => 'entries')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => 5, source => 'entries', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, sensitivity => NULL, source => 'entries', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'nope', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'entries_amounts', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'entries', ledger => 'entries_data', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('x', 10, horizon => 10, source => 'entries', mechanism => 'binary')$$),
+    ($$SELECT contcount.create_counter('entries_user', 1, horizon => 10, source => 'entries', mechanism => 'binary')$$),
     ($$INSERT INTO test.entries VALUES (1, 'north')$$),
     ($$SELECT count(*) FROM contcount.counter_unit$$),
     ($$CREATE TABLE public.mine (person int)$$)
@@ -81,7 +81,7 @@ SELECT steps, exact_released, pending FROM contcount.counter_internals('entries_
 SELECT name, mechanism, epsilon, horizon, steps FROM contcount.counters WHERE name = 'entries_user';
 -- its noise is that of a counter of sensitivity max_rows = 3
 SELECT contcount.create_counter('same_noise', 1, horizon => 10, step => '1 day', beta => 1e-9,
-                                sensitivity => 3, ledger => 'entries_data');
+                                sensitivity => 3, ledger => 'entries_data', mechanism => 'binary');
 SELECT contcount.tick('same_noise');
 SELECT contcount.tick('same_noise');
 SELECT s.t, s.stddev = c.stddev AS same_stddev, s.bound = c.bound AS same_bound

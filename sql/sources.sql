@@ -67,7 +67,7 @@ SELECT key, noisy_count IS NOT NULL AS released FROM contcount.source_counts('si
 -- running counts per day over three days, per country: every key, every step
 SELECT key, t, step_start, noisy_count IS NOT NULL AS released, round(stddev::numeric, 3) AS stddev
 FROM contcount.source_running_counts('signups', 0.25, '1 day', '2026-01-01 00:00+00', 3,
-                                     dimension => 'country');
+                                     dimension => 'country', mechanism => 'binary');
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.source_counts('nope', 1)$$),
     ($$SELECT * FROM contcount.source_counts('signups', 1, 'country; DROP TABLE test.enrolments')$$),
@@ -76,14 +76,14 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.source_counts('signups', NULL)$$),
     ($$SELECT * FROM contcount.source_counts('signups', 1, ledger => 'signups_data')$$),
     ($$SELECT * FROM contcount.source_counts('signups', 2)$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 month', now(), 3)$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '-1 day', now(), 3)$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '2000000000 days', now(), 3)$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 0)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 month', now(), 3, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '-1 day', now(), 3, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '2000000000 days', now(), 3, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 0, mechanism => 'binary')$$),
     ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 3, 'nope')$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', 'infinity', 3)$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 100000000)$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, NULL, now(), 3)$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', 'infinity', 3, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 100000000, mechanism => 'binary')$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, NULL, now(), 3, mechanism => 'binary')$$),
     ($$SELECT * FROM contcount.source_counts('signups', 0.1, filter => '["phone"]')$$),
     ($$SELECT * FROM contcount.source_counts('signups', 0.1, filter => '{"device": "phone"}')$$),
     ($$SELECT * FROM contcount.source_counts('signups', 0.1, filter => '{"device": [1]}')$$),
@@ -92,7 +92,7 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.source_counts('signups', 0.1, filter => '{"device": ["fax"]}')$$),
     ($$SELECT * FROM contcount.source_counts('signups', 0.1, filter => '{"at": ["2026-01-01"]}')$$),
     ($$SELECT * FROM contcount.source_counts('signups', 0.1, filter => '{"device": ["phone"], "user_id": ["41"]}')$$),
-    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 3, filter => '{"device": ["PHONE"]}')$$),
+    ($$SELECT * FROM contcount.source_running_counts('signups', 0.1, '1 day', now(), 3, filter => '{"device": ["PHONE"]}', mechanism => 'binary')$$),
     ($$SELECT contcount.protect_table('mine', 'test.enrolments', 'user_id', 'at', 'growth')$$),
     ($$SELECT contcount.grant_source('signups', 'regress_src_analyst')$$)
 ) AS cases(s);
@@ -134,7 +134,7 @@ SELECT days.k, days.d + 1 AS t,
 FROM days;
 SELECT e.k, e.t, e.exact, r.noisy_count = e.exact AS same
 FROM contcount.source_running_counts('signups', 1000, '1 day', '2026-01-01 00:00+00', 3,
-                                     dimension => 'country') r
+                                     dimension => 'country', mechanism => 'binary') r
 JOIN expected_running e ON e.k = r.key AND e.t = r.t ORDER BY e.k, e.t;
 -- With two groups a person, three rows: user 41 keeps its rows in its first
 -- two groups ('fr', 'de'), and the rule written in plain SQL agrees.
@@ -177,7 +177,7 @@ JOIN pg_temp.expected('{web}', '{de,us}', 1, 2) e ON e.k = r.key;
 SELECT key, noisy_count FROM contcount.source_counts('signups', 1000, 'device', filter => '{"country": ["us"]}');
 SELECT r.key, r.t, r.noisy_count
 FROM contcount.source_running_counts('signups', 1000, '1 day', '2026-01-01 00:00+00', 2,
-                                     dimension => 'country', filter => '{"device": ["phone"]}') r
+                                     dimension => 'country', filter => '{"device": ["phone"]}', mechanism => 'binary') r
 WHERE r.key IN ('fr', 'us') ORDER BY r.key, r.t;
 -- neighbours: without every row of user 41, each count moves by at most
 -- max_rows = 2 in all (here by 1, in 'fr')

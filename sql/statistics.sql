@@ -101,9 +101,9 @@ ORDER BY mechanism, t;
 SELECT abs(corr(a.noisy_count - s.exact, b.noisy_count - s.exact)) <= 5.9 / sqrt(count(*)) AS independent
 FROM generate_series(1, 2000) trial,
      LATERAL contcount.running_counts(ARRAY(SELECT n FROM test.stream ORDER BY t), 0.7,
-                                      horizon => 64 + trial * 0) a
+                                      horizon => 64 + trial * 0, mechanism => 'binary') a
      JOIN LATERAL contcount.running_counts(ARRAY(SELECT n FROM test.stream ORDER BY t), 0.7,
-                                           horizon => 64 + trial * 0) b USING (t)
+                                           horizon => 64 + trial * 0, mechanism => 'binary') b USING (t)
      JOIN test.stream s USING (t)
 WHERE t = 64;
 
@@ -111,8 +111,8 @@ WHERE t = 64;
 CREATE TABLE test.seeded (run int, noisy bigint[]);
 SELECT setseed(0.25);
 INSERT INTO test.seeded
-SELECT 1, array_agg(noisy_count ORDER BY t) FROM contcount.running_counts(ARRAY(SELECT n FROM test.stream ORDER BY t), 0.7);
+SELECT 1, array_agg(noisy_count ORDER BY t) FROM contcount.running_counts(ARRAY(SELECT n FROM test.stream ORDER BY t), 0.7, mechanism => 'binary');
 SELECT setseed(0.25);
 INSERT INTO test.seeded
-SELECT 2, array_agg(noisy_count ORDER BY t) FROM contcount.running_counts(ARRAY(SELECT n FROM test.stream ORDER BY t), 0.7);
+SELECT 2, array_agg(noisy_count ORDER BY t) FROM contcount.running_counts(ARRAY(SELECT n FROM test.stream ORDER BY t), 0.7, mechanism => 'binary');
 SELECT count(DISTINCT noisy) AS distinct_releases FROM test.seeded;

@@ -5,7 +5,7 @@
 CREATE EXTENSION contcount;
 SELECT contcount.create_ledger('vg', 100);
 SET contcount.ledger = 'vg';
-SELECT contcount.create_counter('c', 1, horizon => 1000, step => '1 day');
+SELECT contcount.create_counter('c', 1, horizon => 1000, step => '1 day', mechanism => 'binary');
 CREATE TABLE t (i int);
 CREATE TRIGGER tc AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('c');
 CREATE TABLE s (i int);
@@ -61,7 +61,7 @@ SELECT contcount.create_ledger('vg_team', 10);
 SELECT contcount.protect_table('visits', 'visits', 'person', 'at', 'vg_data', max_rows => 3, max_groups => 2);
 SELECT contcount.source_dimension('visits', 'region', ARRAY['n', 's', 'e']);
 SELECT count(*) FROM contcount.source_counts('visits', 0.5, 'region', ledger => 'vg_team');
-SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team');
+SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team', mechanism => 'binary');
 -- a running mean of a declared column, through the owner's cursor
 SELECT contcount.source_mean_value('visits', 'person');
 SELECT count(mean) FROM contcount.source_running_mean('visits', 'person', contcount.mean_mechanism(0, 40, 0.5, 300, 16, ledger => 'vg_team'));
@@ -78,16 +78,16 @@ SELECT * FROM contcount.streaming_composition(contcount.mechanism('gaussian_hona
 -- the only source over its rows: visits_z goes first)
 SELECT contcount.drop_source('visits_z');
 SELECT contcount.source_blocks('visits', '1 day', 5, '3650 days');
-SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team');
+SELECT count(*) FROM contcount.source_running_counts('visits', 0.5, '1 day', '2026-01-01', 10, dimension => 'region', ledger => 'vg_team', mechanism => 'binary');
 SELECT count(*) FROM contcount.source_counts('visits', 0.5, ledger => 'vg_team');
-DO $$ BEGIN PERFORM count(*) FROM contcount.source_running_counts('visits', 5, '1 day', '2026-01-01', 2, ledger => 'vg_team'); EXCEPTION WHEN SQLSTATE 'ZB001' THEN NULL; END $$;
+DO $$ BEGIN PERFORM count(*) FROM contcount.source_running_counts('visits', 5, '1 day', '2026-01-01', 2, ledger => 'vg_team', mechanism => 'binary'); EXCEPTION WHEN SQLSTATE 'ZB001' THEN NULL; END $$;
 SELECT count(*), sum(spent) FROM contcount.blocks;
 SELECT count(*) FROM contcount.block_charges;
 SELECT contcount.source_expired_rows('visits');
 SELECT count(*) FROM contcount.import_ledgers(contcount.export_ledgers());
 -- a counter over the blocks: the blocks of its first step paid; rows in
 -- them, in the future and without a time through its trigger
-SELECT contcount.create_counter('vb', 0.5, horizon => 100, step => '1 day', ledger => 'vg_team', source => 'visits');
+SELECT contcount.create_counter('vb', 0.5, horizon => 100, step => '1 day', ledger => 'vg_team', source => 'visits', mechanism => 'binary');
 INSERT INTO visits VALUES (1, 'n', now()), (2, 's', now() + interval '10 days'), (3, 'n', NULL);
 SELECT pending FROM contcount.counter_internals('vb');
 SELECT contcount.drop_counter('vb');

@@ -460,6 +460,21 @@ insert_counter(NewCounter *row, const char *name, const char *charged, bool has_
 	owner_end(&scope);
 }
 
+/* Mark a new counter monotone: its reads post-process what it released. */
+static void
+set_monotone(int64 id)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	OwnerScope	scope;
+
+	owner_begin(&scope);
+	owner_run(&plan, "UPDATE contcount.counter SET monotone = true WHERE id OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, SPI_OK_UPDATE);
+	owner_end(&scope);
+}
+
 /*
  * Record the source a counter counts.  With blocks, also the blocks of its
  * first step (into first_run), from the block of the counter's start (now(),
@@ -515,13 +530,14 @@ charge_creation(const SpecArgs *args, const cc_params *params, const char *sourc
 
 /*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
- * beta, ledger, objective, source, rho): with a protected source, the
+ * beta, ledger, objective, source, rho, monotone): with a protected source, the
  * counter counts its table's inserts, at most max_rows a unit, and its noise
  * and charges are those of a release from the source (source_counter.c).  A
  * zCDP mechanism takes rho in place of epsilon; the table keeps the one the
  * counter is charged (rho only from 0.5, where the function has it).  The
  * source's trigger (made by protect_table) finds the counter once it is
- * committed: nothing here locks the source's table.
+ * committed: nothing here locks the source's table.  monotone (from 0.6)
+ * is kept with the counter, for current() and history().
  */
 PG_FUNCTION_INFO_V1(contcount_create_counter);
 Datum
@@ -564,6 +580,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	fill_new_counter(&row, name, &args, &params, PG_GETARG_DATUM(4));
 	/* the table has rho where the function has it: both came with 0.5 */
 	insert_counter(&row, name, ledger_to_record(&args), PG_NARGS() > argno[SPEC_RHO]);
+	if (PG_NARGS() > 12 && !PG_ARGISNULL(12) && PG_GETARG_BOOL(12))
+		set_monotone(DatumGetInt64(row.values[0]));
 	if (source != NULL)
 		attach_source(DatumGetInt64(row.values[0]), source, &bounds, step, &first_run);
 	charge_creation(&args, &params, source, &bounds, &first_run);
@@ -717,12 +735,28 @@ contcount_counter_rows(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * A counter's releases, in order of t; a monotone counter's (from 0.6) as
+ * the running maximum of its released values, clamped at 0, each with the
+ * largest bound so far: what it showed never changes, and it reads only
+ * released values (report/monotone.c measures what it does to the error).
+ */
+#define MONOTONE_RELEASES \
+	"SELECT r.t, CASE WHEN c.monotone THEN GREATEST(0, pg_catalog.max(r.noisy_count) OVER w) " \
+	"ELSE r.noisy_count END AS noisy_count, r.stddev, " \
+	"CASE WHEN c.monotone THEN pg_catalog.max(r.bound) OVER w ELSE r.bound END AS bound, " \
+	"r.released_at FROM contcount.counter_release r " \
+	"JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) r.counter_id " \
+	"WHERE r.counter_id OPERATOR(pg_catalog.=) $1 WINDOW w AS (ORDER BY r.t)"
+
 /* history(name): every release; current(name): the latest. */
 static void
 releases(FunctionCallInfo fcinfo, bool latest_only)
 {
 	static SPIPlanPtr all_plan = NULL;
 	static SPIPlanPtr latest_plan = NULL;
+	static SPIPlanPtr monotone_all_plan = NULL;
+	static SPIPlanPtr monotone_latest_plan = NULL;
 	char	   *name = name_arg(fcinfo, 0);
 	OwnerScope	scope;
 	CounterRow	row;
@@ -739,7 +773,12 @@ releases(FunctionCallInfo fcinfo, bool latest_only)
 				 errmsg("permission denied for counter \"%s\"", name),
 				 errhint("Its owner grants it with contcount.grant_counter().")));
 	values[0] = Int64GetDatum(row.id);
-	if (latest_only)
+	if (contcount_has_column("counter", "monotone"))
+		owner_run(latest_only ? &monotone_latest_plan : &monotone_all_plan,
+				  latest_only ? "SELECT * FROM (" MONOTONE_RELEASES ") m ORDER BY t DESC LIMIT 1"
+				  : MONOTONE_RELEASES " ORDER BY r.t",
+				  1, types, values, NULL, SPI_OK_SELECT);
+	else if (latest_only)
 		owner_run(&latest_plan,
 				  "SELECT t, noisy_count, stddev, bound, released_at FROM contcount.counter_release "
 				  "WHERE counter_id OPERATOR(pg_catalog.=) $1 ORDER BY t DESC LIMIT 1",

@@ -20,6 +20,7 @@
 #include "funcapi.h"
 #include "utils/array.h"
 
+#include "core/monotone.h"
 #include "releases/release.h"
 
 struct ReleaseRowType
@@ -73,6 +74,41 @@ release_put(ReturnSetInfo *rsinfo, const cc_release *release)
 
 	release_fields(release, values);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * The isotonic projection of the series, weighted by the inverse variance
+ * of each step (a step with more noise moves less), rounded to counts.
+ * Each output is a weighted mean of raw values over steps around it,
+ * clamped at 0 (monotone.c), so a bound holding at every step at once
+ * holds for the outputs with the largest bound of the series, plus 1/2 for
+ * the rounding.  stddev stays that of the raw release's noise.
+ */
+void
+release_monotone(cc_release *series, int64 n)
+{
+	Size		count = (Size) Max(n, 1);
+	double	   *values = MemoryContextAllocHuge(CurrentMemoryContext, count * sizeof(double));
+	double	   *weights = MemoryContextAllocHuge(CurrentMemoryContext, count * sizeof(double));
+	cc_pav_block *blocks = MemoryContextAllocHuge(CurrentMemoryContext, count * sizeof(cc_pav_block));
+	double		bound = 0;
+
+	for (int64 t = 0; t < n; t++)
+	{
+		values[t] = (double) series[t].noisy;
+		/* every mechanism's noise has a positive variance; guard anyway */
+		weights[t] = 1.0 / Max(series[t].variance, 1e-300);
+		bound = Max(bound, series[t].bound);
+	}
+	cc_monotone_series(values, weights, n, blocks);
+	for (int64 t = 0; t < n; t++)
+	{
+		series[t].noisy = (int64) llround(values[t]);
+		series[t].bound = bound + 0.5;
+	}
+	pfree(values);
+	pfree(weights);
+	pfree(blocks);
 }
 
 ReleaseRowType *

@@ -32,6 +32,13 @@ extern int64 release_items_next(ReleaseItems *items, int i);
 /* Add the release as a row to a materialized set function's result. */
 extern void release_put(ReturnSetInfo *rsinfo, const cc_release *release);
 
+/*
+ * Post-process a whole released series, in place, into the nearest
+ * non-negative non-decreasing one (the option monotone): reads only the
+ * released values, so it costs nothing.
+ */
+extern void release_monotone(cc_release *series, int64 n);
+
 /* How a function returning contcount.release builds its rows; in fn_mcxt. */
 typedef struct ReleaseRowType ReleaseRowType;
 extern ReleaseRowType *release_row_type(FunctionCallInfo fcinfo);

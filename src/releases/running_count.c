@@ -25,6 +25,7 @@
 
 #include "common/report.h"
 #include "ledger/ledger.h"
+#include "core/choice.h"
 #include "releases/call_site.h"
 #include "releases/release.h"
 #include "releases/spec.h"
@@ -76,8 +77,8 @@ step_site(FunctionCallInfo fcinfo, int context)
 	}
 	else
 	{
-		/* running_count(item, epsilon, horizon): the binary mechanism */
-		spec_with_defaults(&args, "binary", fcinfo->args[2], fcinfo->args[3]);
+		/* running_count(item, epsilon, horizon): mechanism auto, as the SRFs */
+		spec_with_defaults(&args, CC_AUTO_NAME, fcinfo->args[2], fcinfo->args[3]);
 	}
 	site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(StepSite));
 	spec_to_params(&args, &site->params);

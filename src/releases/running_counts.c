@@ -9,6 +9,9 @@
  * once the result is built, so that bad input costs nothing, and before the
  * result is returned.  A Gaussian release is first checked to be one its
  * ledger can pay for: a pure ledger refuses it before any noise is drawn.
+ * With monotone, the whole series is projected onto the non-negative
+ * non-decreasing ones before any row is returned (release_monotone()): it
+ * reads only the released values, so the charge is the same.
  *
  * IDENTIFICATION
  *	  src/releases/running_counts.c
@@ -24,7 +27,7 @@
 
 /*
  * Arguments: items, epsilon, mechanism, horizon, block, sensitivity, beta,
- * ledger, objective, rho (from 0.5).
+ * ledger, objective, rho (from 0.5), monotone (from 0.6).
  */
 static const int spec_argno[SPEC_NFIELDS] = {
 	[SPEC_NAME] = 2,
@@ -37,6 +40,9 @@ static const int spec_argno[SPEC_NFIELDS] = {
 	[SPEC_RHO] = 9,
 };
 
+/* monotone: post-process the series into a non-decreasing one, >= 0 */
+#define MONOTONE_ARG 10
+
 PG_FUNCTION_INFO_V1(running_counts);
 Datum
 running_counts(PG_FUNCTION_ARGS)
@@ -46,6 +52,10 @@ running_counts(PG_FUNCTION_ARGS)
 	SpecArgs	args;
 	cc_params	params;
 	cc_state   *state;
+	cc_release *series;
+	/* the 0.5 function, until ALTER EXTENSION UPDATE, has no monotone */
+	bool		monotone = PG_NARGS() > MONOTONE_ARG && !PG_ARGISNULL(MONOTONE_ARG) &&
+		PG_GETARG_BOOL(MONOTONE_ARG);
 
 	release_items_open(fcinfo, 0, &items);
 
@@ -64,14 +74,16 @@ running_counts(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	state = palloc(cc_state_size(&params));
 	cc_state_init(state, &params);
+	series = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(cc_release) * Max(items.n, 1));
 	for (int i = 0; i < items.n; i++)
 	{
-		cc_release	release;
-
 		push_or_report(state, release_items_next(&items, i));
-		cc_read(state, &release);
-		release_put(rsinfo, &release);
+		cc_read(state, &series[i]);
 	}
+	if (monotone)
+		release_monotone(series, items.n);
+	for (int i = 0; i < items.n; i++)
+		release_put(rsinfo, &series[i]);
 	ledger_charge(spec_ledger(&args), cc_params_cost(&params), "running_counts");
 	return (Datum) 0;
 }

@@ -47,6 +47,7 @@
 #include "core/accounting.h"
 #include "core/continual_mean.h"
 #include "core/mechanism.h"
+#include "core/monotone.h"
 #include "ledger/ledger.h"
 #include "releases/call_site.h"
 #include "releases/running_mean.h"
@@ -501,7 +502,8 @@ mean_stream_release(const MeanStream *ms, Datum *values, bool *nulls)
 
 	cc_mean_read(ms->state, &release);
 	values[0] = Int64GetDatum(release.t);
-	values[1] = Float8GetDatum(spec->lo + width * release.estimate);
+	/* the mean of samples in [lo, hi] is in [lo, hi]: clamping is free */
+	values[1] = Float8GetDatum(cc_clamp(spec->lo + width * release.estimate, spec->lo, spec->hi));
 	values[2] = Int64GetDatum(release.included);
 	values[3] = Float8GetDatum(width * release.stddev);
 	values[4] = Float8GetDatum(width * release.bound);

@@ -76,6 +76,8 @@ contcount_window_counts(PG_FUNCTION_ARGS)
 	cc_window_params params;
 	cc_window  *window;
 	char	   *ledger = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	/* from 0.6: a window's count is never negative, but may go down */
+	bool		nonnegative = PG_NARGS() > 7 && !PG_ARGISNULL(7) && PG_GETARG_BOOL(7);
 
 	release_items_open(fcinfo, 0, &items);
 	window_params_from_call(fcinfo, items.n, &params);
@@ -97,6 +99,9 @@ contcount_window_counts(PG_FUNCTION_ARGS)
 		if (status != CC_OK)
 			report_status(status, NULL, i + 1);
 		cc_window_read(window, &release);
+		/* post-processing: the count is >= 0, so the clamp only nears it */
+		if (nonnegative)
+			release.noisy = Max(release.noisy, 0);
 		release_put(rsinfo, &release);
 	}
 	ledger_charge(ledger, cc_pure_cost(params.epsilon_units), "window_counts");

@@ -52,6 +52,7 @@
 #include "common/owner_spi.h"
 #include "common/report.h"
 #include "ledger/ledger.h"
+#include "releases/release.h"
 #include "releases/spec.h"
 #include "sources/bounding.h"
 #include "sources/source.h"
@@ -839,6 +840,43 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int
 	return sql.data;
 }
 
+/*
+ * Keep of the release's keys those the filter keeps, in their declared
+ * order: a filter on the released dimension is public, so the keys it
+ * excludes get no row (they would be pure noise around 0).  wanted is the
+ * filter's text[] of declared keys.
+ */
+static void
+keep_filtered_keys(SourceRelease *release, Datum wanted)
+{
+	Datum	   *declared;
+	Datum	   *kept;
+	Datum	   *filtered;
+	int			ndeclared;
+	int			nfiltered;
+	int			nkept = 0;
+
+	deconstruct_array(DatumGetArrayTypeP(release->keys), TEXTOID, -1, false, TYPALIGN_INT,
+					  &declared, NULL, &ndeclared);
+	deconstruct_array(DatumGetArrayTypeP(wanted), TEXTOID, -1, false, TYPALIGN_INT,
+					  &filtered, NULL, &nfiltered);
+	kept = palloc(sizeof(Datum) * Max(ndeclared, 1));
+	for (int d = 0; d < ndeclared; d++)
+	{
+		for (int f = 0; f < nfiltered; f++)
+		{
+			if (DatumGetBool(DirectFunctionCall2Coll(texteq, C_COLLATION_OID, declared[d], filtered[f])))
+			{
+				kept[nkept++] = declared[d];
+				break;
+			}
+		}
+	}
+	/* read_filters() refused a filter that keeps no key */
+	release->keys = PointerGetDatum(construct_array(kept, nkept, TEXTOID, -1, false, TYPALIGN_INT));
+	release->nkeys = nkept;
+}
+
 static void
 prepare_release(SourceRelease *release, const char *name, const char *dimension, Jsonb *filter,
 				bool stepped)
@@ -889,6 +927,9 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 	get_atttypetypmodcoll(release->source.relid, release->source.unit, &release->unit_type,
 						  &typmod, &release->unit_collation);
 	owner_end(&scope);
+	for (int i = 0; i < nfilters; i++)
+		if (dimension != NULL && filter_columns[i] == attnum)
+			keep_filtered_keys(release, release->values[first + i]);
 }
 
 /*
@@ -1054,12 +1095,16 @@ running_end(TimestampTz start, int64 step_usec, int64 steps)
 
 /*
  * Release each key's running counts, one stream a key over its steps, as
- * rows (key, step, its start, noisy count, stddev, bound).
+ * rows (key, step, its start, noisy count, stddev, bound); monotone, each
+ * key's series post-processed into a non-negative non-decreasing one.
  */
 static void
 put_running_counts(ReturnSetInfo *rsinfo, const SourceRelease *release, const cc_params *params,
-				   const int64 *counts, TimestampTz start, int64 step_usec, int64 steps)
+				   const int64 *counts, TimestampTz start, int64 step_usec, int64 steps,
+				   bool monotone)
 {
+	cc_release *series = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(cc_release) * steps);
+
 	for (int k = 0; k < release->nkeys; k++)
 	{
 		cc_state   *state = palloc(cc_state_size(params));
@@ -1069,27 +1114,33 @@ put_running_counts(ReturnSetInfo *rsinfo, const SourceRelease *release, const cc
 		cc_state_init(state, params);
 		for (int64 t = 0; t < steps; t++)
 		{
-			cc_release	noisy;
+			push_or_report(state, counts[k * steps + t]);
+			cc_read(state, &series[t]);
+		}
+		if (monotone)
+			release_monotone(series, steps);
+		for (int64 t = 0; t < steps; t++)
+		{
 			Datum		values[6];
 			bool		nulls[6] = {key_null, false, false, false, false, false};
 
-			push_or_report(state, counts[k * steps + t]);
-			cc_read(state, &noisy);
 			values[0] = key;
 			values[1] = Int64GetDatum(t + 1);
 			values[2] = TimestampTzGetDatum(start + t * step_usec);
-			values[3] = Int64GetDatum(noisy.noisy);
-			values[4] = Float8GetDatum(sqrt(noisy.variance));
-			values[5] = Float8GetDatum(noisy.bound);
+			values[3] = Int64GetDatum(series[t].noisy);
+			values[4] = Float8GetDatum(sqrt(series[t].variance));
+			values[5] = Float8GetDatum(series[t].bound);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 		pfree(state);
 	}
+	pfree(series);
 }
 
 /*
  * source_running_counts(source, epsilon, step, start, steps, mechanism,
- * dimension, ledger, filter, rho): per declared key (or for all rows), the
+ * dimension, ledger, filter, rho, monotone): per declared key (or for all
+ * rows), the
  * running count of the bounded rows that pass the filter at every step of
  * width step from start, each step's count fed to mechanism (horizon
  * steps), the noise scaled to max_rows.  A zCDP mechanism takes rho (from
@@ -1142,6 +1193,8 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	charge_release(&release, ledger, cc_params_cost(&params), "source_running_counts", true,
 				   start, end);
 	put_running_counts((ReturnSetInfo *) fcinfo->resultinfo, &release, &params,
-					   bounded_counts(&release, start, step_usec, steps), start, step_usec, steps);
+					   bounded_counts(&release, start, step_usec, steps), start, step_usec, steps,
+					   /* the 0.5 function, until ALTER EXTENSION UPDATE, has no monotone */
+					   PG_NARGS() > 10 && !PG_ARGISNULL(10) && PG_GETARG_BOOL(10));
 	return (Datum) 0;
 }

@@ -26,9 +26,9 @@ $node->safe_psql('postgres', q{
     ALTER DATABASE postgres SET contcount.ledger = 'app';
 });
 $node->safe_psql('postgres', q{
-    SELECT contcount.create_counter('events', 1, horizon => 100000, step => '1 day');
+    SELECT contcount.create_counter('events', 1, horizon => 100000, step => '1 day', mechanism => 'binary');
     SELECT contcount.create_counter('open', 1, mechanism => 'hybrid', step => '1 second');
-    SELECT contcount.create_counter('statements', 1, horizon => 100000, step => '1 day');
+    SELECT contcount.create_counter('statements', 1, horizon => 100000, step => '1 day', mechanism => 'binary');
     SELECT contcount.create_ledger('gauss', rho => 100, delta => 0.000001);
     SELECT contcount.create_counter('gaussian', mechanism => 'blt', rho => 1, horizon => 100000,
         step => '1 day', ledger => 'gauss');
@@ -172,7 +172,7 @@ is($node->safe_psql('postgres', "SELECT spent FROM contcount.ledgers WHERE name 
 	'its zCDP ledger paid its rho once, at its creation');
 
 # the setting caps the number of counters (four exist)
-my ($ret, $out, $err) = $node->psql('postgres', "SELECT contcount.create_counter('fifth', 1, horizon => 10)");
+my ($ret, $out, $err) = $node->psql('postgres', "SELECT contcount.create_counter('fifth', 1, horizon => 10, mechanism => 'binary')");
 like($err, qr/already holds contcount.max_counters = 4 counters/, 'a full server refuses a counter, saying why');
 
 # counters live in contcount.database only: a trigger elsewhere does not

@@ -81,7 +81,7 @@ at_01('releases, charges and drops ledgers', q{
     RESET ROLE;
     SET ROLE analyst;
     SELECT contcount.noisy_count(0.5, 'research') FROM events;
-    SELECT count(*) FROM contcount.running_counts(ARRAY[1, 0, 2, 1], 0.75, ledger => 'research');
+    SELECT count(*) FROM contcount.running_counts(ARRAY[1, 0, 2, 1], 0.75, ledger => 'research', mechanism => 'binary');
     SELECT count(r) FROM (SELECT contcount.running_count(n,
             contcount.mechanism('binary', epsilon => 0.375, horizon => 40, ledger => 'marketing'))
         OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) AS r FROM events) s;
@@ -98,7 +98,7 @@ at_01('releases, charges and drops ledgers', q{
 at_01('creates counters and grants one', q{
     SET ROLE lead;
     SELECT contcount.create_counter('signups', 1, horizon => 1000, step => '1 day',
-        ledger => 'marketing');
+        ledger => 'marketing', mechanism => 'binary');
     SELECT contcount.grant_counter('signups', 'analyst');
     RESET ROLE;
     SELECT contcount.create_counter('paid', 0.5, mechanism => 'hybrid', step => '1 day',

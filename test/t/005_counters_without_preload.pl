@@ -48,7 +48,7 @@ sub app_psql
 }
 
 app(q{
-    SELECT contcount.create_counter(c, 1, horizon => 100, step => '1 day', ledger => 'app')
+    SELECT contcount.create_counter(c, 1, horizon => 100, step => '1 day', ledger => 'app', mechanism => 'binary')
     FROM unnest(ARRAY['by_row', 'by_statement', 'by_transition']) c;
     -- events feed a counter with each form of the trigger
     CREATE TABLE app.events (i int);

@@ -20,7 +20,7 @@ use Test::More;
 use File::Find;
 
 my $epsilon = '0.000001';	# the smallest; 1000 units
-my $release = "contcount.running_counts(ARRAY[1], $epsilon)";
+my $release = "contcount.running_counts(ARRAY[1], $epsilon, mechanism => 'binary')";
 my $pad = 'x' x 1100;		# statements longer than the 1023 bytes an item keeps
 
 my $node = PostgreSQL::Test::Cluster->new('disk_full');

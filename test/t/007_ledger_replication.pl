@@ -179,7 +179,7 @@ same_views($primary, $standby, 'after a new ledger');
 refused($standby, '0.5', 'stream', '25006', 'standby: noisy_count refused with 25006');
 {
 	my ($ret, $out, $err) = $standby->psql('postgres',
-		"\\set VERBOSITY verbose\nSELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 0.5, ledger => 'stream')");
+		"\\set VERBOSITY verbose\nSELECT * FROM contcount.running_counts(ARRAY[1, 2, 3], 0.5, ledger => 'stream', mechanism => 'binary')");
 	ok($ret != 0 && $err =~ /ERROR:\s+25006:/ && $out eq '', 'standby: running_counts refused with 25006')
 	  or diag("stdout: $out\nstderr: $err");
 }

@@ -82,7 +82,7 @@ $node->safe_psql('postgres', q{
     SELECT contcount.grant_ledger('team', 'app_owner');
     SELECT contcount.create_ledger('house', 10);
     SET ROLE app_owner;
-    SELECT contcount.create_counter('signups', 1, horizon => 1000, step => '1 day', ledger => 'team');
+    SELECT contcount.create_counter('signups', 1, horizon => 1000, step => '1 day', ledger => 'team', mechanism => 'binary');
     RESET ROLE;
     SET contcount.ledger = 'house';
     SELECT contcount.create_counter('visits', 0.5, mechanism => 'hybrid', step => '1 day');

@@ -71,7 +71,7 @@ $primary->safe_psql('postgres', q{
     CREATE TABLE events AS SELECT i FROM generate_series(1, 20) i;
     SELECT contcount.create_ledger('z', rho => 0.5, delta => 0.001);
     -- epsilon 0.25: rho 1/32, twice
-    SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2], 0.25, ledger => 'z');
+    SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2], 0.25, ledger => 'z', mechanism => 'binary');
     SELECT contcount.noisy_count(0.25, 'z') FROM events;
 });
 is(ledger($primary, 'z', 'accounting, budget, spent, spent_epsilon'), 'zcdp|0.5|0.0625|1.030227597',

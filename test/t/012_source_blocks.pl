@@ -37,7 +37,7 @@ sub release
 	my ($node, $epsilon, $start, $steps) = @_;
 	return query($node,
 		"SELECT string_agg(noisy_count::text, ' ' ORDER BY t) FROM contcount.source_running_counts("
-		  . "'visits', $epsilon, '1 day', '2026-01-0$start 00:00+00', $steps, ledger => 'team')");
+		  . "'visits', $epsilon, '1 day', '2026-01-0$start 00:00+00', $steps, ledger => 'team', mechanism => 'binary')");
 }
 
 # What the blocks of days from..to of January 2026 spent, as "day:spent ...".

@@ -83,7 +83,7 @@ $node->safe_psql('postgres', q{
     SELECT contcount.grant_source('taps', 'analyst');
     SET ROLE analyst;
     SELECT contcount.create_counter('taps_live', 1, horizon => 100, step => '1 day', ledger => 'team',
-                                    source => 'taps');
+                                    source => 'taps', mechanism => 'binary');
 });
 ok( $node->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'contcount step worker'"),

@@ -140,14 +140,14 @@ $node->safe_psql('postgres', q{
 });
 my $days = q{date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'};
 is(as_role('regress_r1',
-	"SELECT count(*) FROM contcount.source_running_counts('s1', 1, '1 day', $days - interval '14 days', 15)"),
+	"SELECT count(*) FROM contcount.source_running_counts('s1', 1, '1 day', $days - interval '14 days', 15, mechanism => 'binary')"),
 	'', 'a release makes 15 of the 20 blocks');
 my $refused = as_role('regress_r2',
-	"SELECT count(*) FROM contcount.source_running_counts('s2', 1, '1 day', $days - interval '9 days', 10)");
+	"SELECT count(*) FROM contcount.source_running_counts('s2', 1, '1 day', $days - interval '9 days', 10, mechanism => 'binary')");
 like($refused, qr/the server holds room for contcount.max_blocks = 20 blocks.*DETAIL:  Ledger "d2" holds 0 of them/s,
 	'the blocks refusal tells an analyst its own ledger\'s count');
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
-	"SELECT count(*) FROM contcount.source_running_counts('s2', 1, '1 day', $days - interval '9 days', 10)");
+	"SELECT count(*) FROM contcount.source_running_counts('s2', 1, '1 day', $days - interval '9 days', 10, mechanism => 'binary')");
 like($stderr, qr/DETAIL:  Held by ledger id \d+ of database \d+ \(15\)\./,
 	'and a superuser who holds the room');
 $node->safe_psql('postgres', q{
@@ -155,7 +155,7 @@ $node->safe_psql('postgres', q{
     SELECT contcount.drop_ledger('d1');
 });
 is(as_role('regress_r2',
-	"SELECT count(*) FROM contcount.source_running_counts('s2', 1, '1 day', $days - interval '9 days', 10)"),
+	"SELECT count(*) FROM contcount.source_running_counts('s2', 1, '1 day', $days - interval '9 days', 10, mechanism => 'binary')"),
 	'', 'a dropped ledger gives its blocks\' room back');
 $node->safe_psql('postgres', q{
     SELECT contcount.drop_source('s2');

@@ -198,6 +198,7 @@ main(void)
 	test_continual_mean();
 	test_streaming_composition();
 	test_window();
+	test_monotone();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }
