@@ -15,13 +15,13 @@ GLUE_SRCS = $(addprefix src/,contcount.c shmem.c) \
 		noisy_count.c running_mean.c stream_privacy.c window_counts.c) \
 	$(addprefix src/ledger/,ledger.c ledger_store.c ledger_legacy.c ledger_export.c ledger_forget.c \
 		ledger_curve.c) \
-	$(addprefix src/counters/,counter.c counter_shmem.c counter_trigger.c counter_worker.c \
+	$(addprefix src/counters/,counter.c counter_attach.c counter_shmem.c counter_trigger.c counter_worker.c \
 		statement_rows.c) \
 	$(addprefix src/sources/,source.c bounding.c source_counter.c source_mean.c source_blocks.c source_blocks_sql.c \
 		counter_delta.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts running_mean noisy_count ledger sources attack_sources source_mean attack_releases counters source_counters attack_search_path statistics ledger_zcdp gaussian_releases attack_gaussian privacy_curves stream_privacy window_counts source_blocks block_doors counter_units fair_shares lockdown refusal_messages role_settings sealed_releases bad_input comments catalog_checks
+REGRESS = setup mechanism running_count running_counts running_mean noisy_count ledger sources attack_sources source_mean attack_releases counters source_counters attack_search_path statistics ledger_zcdp gaussian_releases attack_gaussian privacy_curves stream_privacy window_counts source_blocks block_doors counter_units fair_shares lockdown refusal_messages role_settings sealed_releases bad_input comments catalog_checks counter_attach
 ISOLATION = ledger_race ledger_fresh counters counter_race sources source_counter block_counter counter_locks
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1
