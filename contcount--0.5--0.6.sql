@@ -779,3 +779,61 @@ COMMENT ON FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, fl
 
 COMMENT ON AGGREGATE contcount.running_count(bigint, float8, bigint) IS
     'running_count with mechanism auto at epsilon over horizon steps; charges the session''s ledger once';
+
+-- ---------------------------------------------------------------------
+-- Counters that never break inserts, and a view that shows their schedule
+-- ---------------------------------------------------------------------
+
+-- attach_counter() creates a count_inserts trigger on a table, as the
+-- calling role (who must be allowed to create triggers on it), for a
+-- counter the table's owner may feed, and records it here, so that
+-- drop_counter() and detach_counter() drop what contcount attached.  Not a
+-- configuration table: its oids name nothing in a restored copy, where the
+-- triggers come back with their tables and, their counter gone, count
+-- nothing.
+CREATE TABLE contcount.counter_attachment (
+    counter_id bigint NOT NULL,
+    table_id oid NOT NULL,
+    trigger_name name NOT NULL,
+    PRIMARY KEY (counter_id, table_id)
+);
+REVOKE ALL ON contcount.counter_attachment FROM PUBLIC;
+COMMENT ON TABLE contcount.counter_attachment IS
+    'internal: the triggers attach_counter() made, which drop_counter() drops; extension owner only';
+
+CREATE FUNCTION contcount.attach_counter(counter text, tbl regclass, for_each text DEFAULT 'statement')
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_attach_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.attach_counter(text, regclass, text) IS
+    'create an AFTER INSERT trigger on a table that feeds a counter, for each row or statement; dropped with the counter';
+
+CREATE FUNCTION contcount.detach_counter(counter text, tbl regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_detach_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.detach_counter(text, regclass) IS
+    'drop the trigger attach_counter() made on a table for a counter';
+
+-- contcount.counters: the ledger that paid (the one named, or the creator's
+-- contcount.ledger, which create_counter recorded), when the next step is
+-- due, the last release, when a bounded counter's horizon ends, and how
+-- late the next step is if the step worker has not closed it yet.
+DROP VIEW contcount.counters;
+DROP FUNCTION contcount.counter_rows();
+CREATE FUNCTION contcount.counter_rows(
+    OUT name text, OUT mechanism text, OUT epsilon float8, OUT horizon bigint,
+    OUT step interval, OUT ledger text, OUT started_at timestamptz, OUT steps bigint,
+    OUT finished boolean, OUT owner regrole, OUT accounting text, OUT rho float8,
+    OUT blocks_from timestamptz, OUT blocks_until timestamptz, OUT finish_reason text,
+    OUT next_step_at timestamptz, OUT last_release_at timestamptz,
+    OUT horizon_ends_at timestamptz, OUT late_by interval)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_counter_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.counters AS SELECT * FROM contcount.counter_rows();
+GRANT SELECT ON contcount.counters TO PUBLIC;
+COMMENT ON FUNCTION contcount.counter_rows() IS
+    'the rows of the view contcount.counters: the counters the current role may read';
+COMMENT ON VIEW contcount.counters IS
+    'the counters the current role may read, with their mechanism, the ledger that paid, their schedule and how late it is';

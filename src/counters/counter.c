@@ -30,6 +30,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -37,7 +38,9 @@
 #include "common/args.h"
 #include "common/owner_spi.h"
 #include "common/settings.h"
+#include "access/table.h"
 #include "counters/counter.h"
+#include "counters/counter_attach.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
@@ -181,12 +184,59 @@ require_counter_database(void)
 				 errhint("The setting contcount.database names the database whose counters the step worker closes.")));
 }
 
+/*
+ * Tables owned by feeder may feed the counter if feeder has the rights of
+ * its owner or of a role the owner allowed to feed it (42501).  Owner scope.
+ */
+static void
+require_feeder(const char *name, const CounterRow *row, Oid feeder, const char *table)
+{
+	if (!has_privs_of_role(feeder, row->owner) && !may_feed(row->id, feeder))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("table \"%s\" may not feed counter \"%s\"", table, name),
+				 errdetail("A counter counts the inserts into tables owned by its owner, or by roles it allowed to feed it."),
+				 errhint("The counter's owner allows a role with contcount.grant_counter(counter, role, feed => true).")));
+}
+
+/*
+ * A trigger whose counter is gone counts nothing and lets the insert
+ * through: the counter's owner, often not the table's, dropped it, and the
+ * application must not fail for that.  It says so once a session for each
+ * counter name, with how to remove the trigger.
+ */
+static void
+warn_orphaned(const char *name, Relation table, const char *trigger)
+{
+	static List *warned = NIL;
+	ListCell   *lc;
+	MemoryContext old;
+
+	foreach(lc, warned)
+	{
+		if (strcmp(lfirst(lc), name) == 0)
+			return;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	warned = lappend(warned, pstrdup(name));
+	MemoryContextSwitchTo(old);
+	ereport(WARNING,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("trigger \"%s\" on table \"%s\" feeds counter \"%s\", which does not exist",
+					trigger, RelationGetRelationName(table), name),
+			 errdetail("The trigger counts nothing and lets the inserts through; this session says so once."),
+			 errhint("The table's owner removes it with DROP TRIGGER %s ON %s.", quote_identifier(trigger),
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(table)),
+												RelationGetRelationName(table)))));
+}
+
 int64
-counter_to_feed(const char *name, Relation table, bool *finished)
+counter_to_feed(const char *name, Relation table, const char *trigger, bool *finished)
 {
 	Oid			feeder = table->rd_rel->relowner;
 	OwnerScope	scope;
 	CounterRow	row;
+	bool		found;
 
 	/* the slots hold the counters of the worker's database only */
 	if (counter_shmem_attached() && in_counter_database() &&
@@ -200,15 +250,16 @@ counter_to_feed(const char *name, Relation table, bool *finished)
 	 * counter_delta for a server with the worker.
 	 */
 	owner_begin(&scope);
-	row = require_counter(name);
-	if (!has_privs_of_role(feeder, row.owner) && !may_feed(row.id, feeder))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("table \"%s\" may not feed counter \"%s\"",
-						RelationGetRelationName(table), name),
-				 errdetail("A counter counts the inserts into tables owned by its owner, or by roles it allowed to feed it."),
-				 errhint("The counter's owner allows a role with contcount.grant_counter(counter, role, feed => true).")));
+	found = lookup_counter(name, &row);
+	if (found)
+		require_feeder(name, &row, feeder, RelationGetRelationName(table));
 	owner_end(&scope);
+	if (!found)
+	{
+		warn_orphaned(name, table, trigger);
+		*finished = true;
+		return 0;
+	}
 	*finished = row.finished;
 	return row.id;
 }
@@ -590,11 +641,13 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 }
 
 /*
- * drop_counter(name): only contcount's own tables change, and no row an
- * insert may write: a counter over a source keeps its units until the step
- * worker sweeps them (an insert whose statement still feeds the counter
- * would otherwise wait on the dropping transaction), and its source's
- * trigger stays, the DBA's.
+ * drop_counter(name): contcount's own tables change, and no row an insert
+ * may write: a counter over a source keeps its units until the step worker
+ * sweeps them (an insert whose statement still feeds the counter would
+ * otherwise wait on the dropping transaction), and its source's trigger
+ * stays, the DBA's.  The triggers attach_counter made go, on the tables that
+ * can be locked at once (counter_attach.c); any other trigger feeding the
+ * counter stays, and counts nothing.
  */
 PG_FUNCTION_INFO_V1(contcount_drop_counter);
 Datum
@@ -618,7 +671,98 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 			  "DELETE FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
+	attachments_remove_all(row.id, name);
 	counter_shmem_forget_at_commit(row.id);
+	PG_RETURN_VOID();
+}
+
+/* The table argument: null is refused (22004). */
+static Oid
+table_arg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("table must not be null")));
+	return PG_GETARG_OID(argno);
+}
+
+/* May the caller create triggers on table (its owner, or granted TRIGGER)? */
+static bool
+may_trigger(Oid table)
+{
+	return pg_class_aclcheck(table, GetUserId(), ACL_TRIGGER) == ACLCHECK_OK;
+}
+
+/*
+ * attach_counter(counter, tbl, for_each): an AFTER INSERT trigger on tbl
+ * that feeds the counter, one a row or one a statement, made by a role that
+ * may create triggers on tbl (42501), for a counter that tbl's owner may
+ * feed (42501), as a trigger the role writes itself.  The privilege is
+ * checked before the table is locked, as CREATE TRIGGER does.  No WHEN
+ * condition: SQL text cannot be taken safely into the statement, and a
+ * role that needs one writes the trigger itself.
+ */
+PG_FUNCTION_INFO_V1(contcount_attach_counter);
+Datum
+contcount_attach_counter(PG_FUNCTION_ARGS)
+{
+	char	   *name = name_arg(fcinfo, 0);
+	Oid			table = table_arg(fcinfo, 1);
+	char	   *for_each = PG_ARGISNULL(2) ? "" : TextDatumGetCString(PG_GETARG_DATUM(2));
+	Relation	rel;
+	OwnerScope	scope;
+	CounterRow	row;
+
+	require_counter_database();
+	if (strcmp(for_each, "row") != 0 && strcmp(for_each, "statement") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("for_each must be 'row' or 'statement'")));
+	if (!may_trigger(table))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(table)),
+				 errdetail("Attaching a counter to a table takes its owner, or the TRIGGER privilege on it.")));
+	rel = table_open(table, ShareRowExclusiveLock);
+	owner_begin(&scope);
+	row = require_counter(name);
+	require_feeder(name, &row, rel->rd_rel->relowner, RelationGetRelationName(rel));
+	owner_end(&scope);
+	table_close(rel, NoLock);
+	attachment_create(row.id, name, table, strcmp(for_each, "row") == 0);
+	PG_RETURN_VOID();
+}
+
+/*
+ * detach_counter(counter, tbl): drops the trigger attach_counter made,
+ * waiting for tbl's lock; for the counter's owner or a role that may create
+ * triggers on tbl (42501).  42704 if the counter is not attached there.
+ */
+PG_FUNCTION_INFO_V1(contcount_detach_counter);
+Datum
+contcount_detach_counter(PG_FUNCTION_ARGS)
+{
+	char	   *name = name_arg(fcinfo, 0);
+	Oid			table = table_arg(fcinfo, 1);
+	OwnerScope	scope;
+	CounterRow	row;
+	bool		owns;
+
+	require_counter_database();
+	owner_begin(&scope);
+	row = require_counter(name);
+	owns = row.owner == scope.caller || superuser_arg(scope.caller);
+	owner_end(&scope);
+	if (!owns && !may_trigger(table))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be the owner of counter \"%s\" or may create triggers on table %s",
+						name, get_rel_name(table))));
+	if (!attachment_remove(row.id, table))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" is not attached to table %s", name, get_rel_name(table))));
 	PG_RETURN_VOID();
 }
 
@@ -703,34 +847,99 @@ return_spi_rows(FunctionCallInfo fcinfo)
 	"WHERE contcount.counter_granted(id, $1) ORDER BY name"
 #define ACCOUNTING_COLUMNS ", CASE WHEN rho IS NULL THEN 'pure' ELSE 'zcdp' END, rho"
 
+/* From 0.6: the ledger that paid, and when the counter stepped last. */
+#define COUNTER_ROWS_0_6 \
+	"SELECT name, mechanism, epsilon, horizon, step, COALESCE(charged_ledger, ledger), " \
+	"started_at, steps, finished, owner::pg_catalog.regrole" ACCOUNTING_COLUMNS \
+	", blocks_from, blocks_until, finish_reason, (SELECT pg_catalog.max(r.released_at) " \
+	"FROM contcount.counter_release r WHERE r.counter_id OPERATOR(pg_catalog.=) c.id) " \
+	"FROM contcount.counter c WHERE contcount.counter_granted(id, $1) ORDER BY name"
+#define COUNTER_COLUMNS_0_6 19
+
+/* A time of a counter's schedule, null beyond the timestamps. */
+static void
+schedule_time(TimestampTz start, int64 k, int64 step, Datum *value, bool *isnull)
+{
+	TimestampTz end;
+
+	*isnull = !step_end(start, k, step, &end);
+	if (!*isnull)
+		*value = TimestampTzGetDatum(end);
+}
+
+/*
+ * One row of the view from 0.6: SPI's 16 columns, the last release's time
+ * moved after when the next step is due (null once finished), then when the
+ * horizon ends (a bounded counter) and how late the next step is, if it is
+ * due already (null otherwise).  The schedule is the worker's own,
+ * started_at + k * step (step_end).
+ */
+static void
+put_counter_row_0_6(ReturnSetInfo *rsinfo, HeapTuple tuple, TupleDesc spi_desc)
+{
+	Datum		values[COUNTER_COLUMNS_0_6];
+	bool		nulls[COUNTER_COLUMNS_0_6];
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
+	TimestampTz started_at;
+	int64		step;
+
+	heap_deform_tuple(tuple, spi_desc, values, nulls);
+	values[16] = values[15];
+	nulls[16] = nulls[15];
+	started_at = DatumGetTimestampTz(values[6]);
+	step = step_usecs(DatumGetIntervalP(values[4]));
+	nulls[15] = nulls[17] = nulls[18] = true;
+	if (!DatumGetBool(values[8]))
+		schedule_time(started_at, DatumGetInt64(values[7]) + 1, step, &values[15], &nulls[15]);
+	if (!nulls[3])
+		schedule_time(started_at, DatumGetInt64(values[3]), step, &values[17], &nulls[17]);
+	if (!nulls[15] && DatumGetTimestampTz(values[15]) < now)
+	{
+		Interval   *late = palloc0(sizeof(Interval));
+
+		late->time = now - DatumGetTimestampTz(values[15]);
+		values[18] = IntervalPGetDatum(late);
+		nulls[18] = false;
+	}
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 /*
  * The counters the caller may read: the contcount.counters view, from 0.5
  * with each counter's accounting and rho (epsilon null for a zCDP counter),
- * the blocks it paid and why it finished.
+ * the blocks it paid and why it finished; from 0.6 with the ledger that
+ * paid and its schedule (put_counter_row_0_6).
  */
 PG_FUNCTION_INFO_V1(contcount_counter_rows);
 Datum
 contcount_counter_rows(PG_FUNCTION_ARGS)
 {
-	static SPIPlanPtr plans[3];
-	static const char *const sql[3] = {
+	static SPIPlanPtr plans[4];
+	static const char *const sql[4] = {
 		COUNTER_ROWS(""),
 		COUNTER_ROWS(ACCOUNTING_COLUMNS),
 		COUNTER_ROWS(ACCOUNTING_COLUMNS ", blocks_from, blocks_until, finish_reason"),
+		COUNTER_ROWS_0_6,
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	OwnerScope	scope;
 	Oid			types[1] = {OIDOID};
 	Datum		values[1];
 	int			version;
+	int			natts;
 
 	InitMaterializedSRF(fcinfo, 0);
-	/* the function of 0.1 to 0.4 returns ten columns, 0.5's five more */
-	version = rsinfo->setDesc->natts > 12 ? 2 : rsinfo->setDesc->natts > 10 ? 1 : 0;
+	/* the function of 0.1 to 0.4 returns ten columns, 0.5's five more, 0.6's four more */
+	natts = rsinfo->setDesc->natts;
+	version = natts >= COUNTER_COLUMNS_0_6 ? 3 : natts > 12 ? 2 : natts > 10 ? 1 : 0;
 	owner_begin(&scope);
 	values[0] = ObjectIdGetDatum(scope.caller);
 	owner_run(&plans[version], sql[version], 1, types, values, NULL, SPI_OK_SELECT);
-	return_spi_rows(fcinfo);
+	if (version < 3)
+		return_spi_rows(fcinfo);
+	else
+		for (uint64 i = 0; i < SPI_processed; i++)
+			put_counter_row_0_6(rsinfo, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
 	owner_end(&scope);
 	return (Datum) 0;
 }

@@ -8,11 +8,13 @@
 #include "utils/relcache.h"
 
 /*
- * The id of the counter a trigger on table feeds: an error if there is no
- * such counter (42704), or if the table's owner has neither the rights of
- * the counter's owner nor those of a role it allowed to feed it (42501).
+ * The id of the counter a trigger on table feeds: an error if the table's
+ * owner has neither the rights of the counter's owner nor those of a role it
+ * allowed to feed it (42501).  A trigger whose counter does not exist counts
+ * nothing (finished) and warns once a session for each counter name.
  */
-extern int64 counter_to_feed(const char *name, Relation table, bool *finished);
+extern int64 counter_to_feed(const char *name, Relation table, const char *trigger,
+							 bool *finished);
 
 /*
  * Where a counter's state lives: the cluster (its system identifier, with

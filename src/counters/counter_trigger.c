@@ -52,11 +52,11 @@ contcount_count_inserts(PG_FUNCTION_ARGS)
 	{
 		target = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(TriggerTarget));
 		target->counter = counter_to_feed(trigdata->tg_trigger->tgargs[0], trigdata->tg_relation,
-										  &target->finished);
+										  trigdata->tg_trigger->tgname, &target->finished);
 		fcinfo->flinfo->fn_extra = target;
 	}
 
-	/* a finished counter releases nothing more: its rows need no counting */
+	/* a finished counter, or one gone, releases nothing more: no counting */
 	if (target->finished)
 		return PointerGetDatum(NULL);
 	if (TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))

@@ -79,6 +79,9 @@
 
 /* Reload the counters at least this often, in case a wake-up was missed. */
 #define RELOAD_INTERVAL_MS 10000
+
+/* After it stops, the worker starts again in (seconds): bgw_restart_time. */
+#define WORKER_RESTART_S 10
 /* And look at the clock at least this often. */
 #define MAX_SLEEP_MS 1000
 /* How long the clock waits to ask again a ledger that refused a copy. */
@@ -130,7 +133,7 @@ counter_worker_register(void)
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 5;
+	worker.bgw_restart_time = WORKER_RESTART_S;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "contcount");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "counter_worker_main");
 	snprintf(worker.bgw_name, BGW_MAXLEN, "contcount step worker");
@@ -1043,6 +1046,35 @@ close_due_steps(CounterShared *cs)
 	return sleep_ms;
 }
 
+/* Says, under the error, why the worker could not connect. */
+static void
+connect_context(void *arg)
+{
+	errcontext("contcount step worker connecting to database \"%s\" (contcount.database), again every %d s",
+			   (const char *) arg, WORKER_RESTART_S);
+}
+
+/*
+ * Connect to contcount.database.  If it is gone (DROP DATABASE ... WITH
+ * (FORCE) terminated the worker), the error is logged with why, and the
+ * postmaster starts the worker again after WORKER_RESTART_S: it waits so
+ * for the database to be there again.
+ */
+static void
+connect_to_database(void)
+{
+	ErrorContextCallback context;
+
+	context.callback = connect_context;
+	context.arg = contcount_database;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	BackgroundWorkerInitializeConnection(contcount_database, NULL, 0);
+	error_context_stack = context.previous;
+	ereport(LOG,
+			(errmsg("contcount step worker started in database \"%s\"", contcount_database)));
+}
+
 void
 counter_worker_main(Datum arg)
 {
@@ -1053,7 +1085,7 @@ counter_worker_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(contcount_database, NULL, 0);
+	connect_to_database();
 	/* a step is published only once its transaction is flushed */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 	/* the database's search_path is its owner's to set, not ours to trust */
@@ -1093,5 +1125,10 @@ counter_worker_main(Datum arg)
 	LWLockAcquire(cs->lock, LW_EXCLUSIVE);
 	cs->worker_latch = NULL;
 	LWLockRelease(cs->lock);
-	proc_exit(0);
+	/* exit code 1: the postmaster starts it again, unless it is shutting down */
+	ereport(LOG,
+			(errmsg("contcount step worker stopping: it received SIGTERM"),
+			 errdetail("Unless the server is shutting down, it starts again in %d s, and its counters go on from their last committed step.",
+					   WORKER_RESTART_S)));
+	proc_exit(1);
 }

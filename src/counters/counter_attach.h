@@ -1,0 +1,29 @@
+/*
+ * counter_attach.h
+ *		The triggers contcount attaches to tables for counters.
+ */
+#ifndef CONTCOUNT_COUNTER_ATTACH_H
+#define CONTCOUNT_COUNTER_ATTACH_H
+
+/*
+ * Create, as the calling role, an AFTER INSERT trigger on table that feeds
+ * the counter (one a row or one a statement), and record it.  PostgreSQL's
+ * own checks decide whether the caller may (42501 without the TRIGGER
+ * privilege; 42710 if the table has a trigger of that name already).
+ */
+extern void attachment_create(int64 counter, const char *name, Oid table, bool for_row);
+
+/*
+ * Forget the counter's attachment to table and drop its trigger, waiting
+ * for the table's lock: false if there was none.
+ */
+extern bool attachment_remove(int64 counter, Oid table);
+
+/*
+ * Forget every attachment of a counter being dropped and drop each trigger
+ * whose table can be locked at once; a trigger on a busy table stays, an
+ * orphan that counts nothing (NOTICE).
+ */
+extern void attachments_remove_all(int64 counter, const char *name);
+
+#endif							/* CONTCOUNT_COUNTER_ATTACH_H */
