@@ -68,7 +68,7 @@ print-isolation:
 # as it is, so run it on a cluster made for it: it creates roles and locks
 # the statistics down.
 CONTCOUNT_DATABASE = $(shell $(bindir)/psql -X -A -t -d postgres -c 'SHOW contcount.database')
-installcheck: CONTRIB_TESTDB = $(or $(CONTCOUNT_DATABASE),$(error the server does not preload contcount))
+installcheck: CONTRIB_TESTDB = $(or $(CONTCOUNT_DATABASE),$(error cannot read contcount.database from the server: is it up, and does it preload contcount?))
 installcheck: ISOLATION_TESTDB = $(CONTRIB_TESTDB)
 installcheck: REGRESS_OPTS += --use-existing
 installcheck: ISOLATION_OPTS += --use-existing
