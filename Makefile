@@ -64,3 +64,15 @@ print-regress:
 print-isolation:
 	@echo $(ISOLATION)
 .PHONY: print-regress print-isolation
+
+# `make installcheck` runs against a server that preloads contcount, in the
+# database its counters live in (contcount.database, which the server is
+# asked for: postgres unless set): in any other database, such as the one
+# pg_regress would create, counters refuse.  The suite uses that database
+# as it is, so run it on a cluster made for it: it creates roles and locks
+# the statistics down.
+CONTCOUNT_DATABASE = $(shell $(bindir)/psql -X -A -t -d postgres -c 'SHOW contcount.database')
+installcheck: CONTRIB_TESTDB = $(or $(CONTCOUNT_DATABASE),$(error cannot read contcount.database from the server: is it up, and does it preload contcount?))
+installcheck: ISOLATION_TESTDB = $(CONTRIB_TESTDB)
+installcheck: REGRESS_OPTS += --use-existing
+installcheck: ISOLATION_OPTS += --use-existing
