@@ -297,13 +297,9 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 				 errmsg("max_rows must be from 1 to 1000000 and max_groups at least 1")));
 
 	owner_begin(&scope);
-	owner_run(&ledger_plan, "SELECT id FROM contcount.ledger "
-			  "WHERE name OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
-			  1, ledger_type, ledger_name, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("ledger \"%s\" does not exist", ledger)));
+	owner_select_existing(&ledger_plan, "SELECT id FROM contcount.ledger "
+						  "WHERE name OPERATOR(pg_catalog.=) $1 AND dropped_at IS NULL",
+						  1, ledger_type, ledger_name, "ledger", ledger);
 	values[0] = CStringGetTextDatum(name);
 	values[1] = ObjectIdGetDatum(relid);
 	values[2] = Int16GetDatum(unit);
@@ -312,15 +308,11 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 	values[5] = Int32GetDatum(max_rows);
 	values[6] = Int32GetDatum(max_groups);
 	source_blocks_require_alone(name, relid, false);
-	owner_run(&plan, "INSERT INTO contcount.source "
-			  "(name, relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups, created_by) "
-			  "VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.to_regrole(CURRENT_USER)) "
-			  "ON CONFLICT (name) DO NOTHING",
-			  7, types, values, NULL, SPI_OK_INSERT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("protected source \"%s\" already exists", name)));
+	owner_insert_new(&plan, "INSERT INTO contcount.source "
+					 "(name, relid, unit_attnum, time_attnum, ledger_id, max_rows, max_groups, created_by) "
+					 "VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.to_regrole(CURRENT_USER)) "
+					 "ON CONFLICT (name) DO NOTHING",
+					 7, types, values, "protected source", name);
 	warn_unless_locked_down();
 	owner_end(&scope);
 	/* the counters of the source attach to it without a lock on the table */

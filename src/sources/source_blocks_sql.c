@@ -66,13 +66,9 @@ contcount_source_blocks(PG_FUNCTION_ARGS)
 				 errmsg("a block's budget must be a multiple of 0.000000001 from 0.000000001 to 9223372036")));
 	owner_begin(&scope);
 	/* locked: concurrent declarations of one source wait on each other */
-	owner_run(&read_plan, "SELECT block_length FROM contcount.source "
-			  "WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("protected source \"%s\" does not exist", name)));
+	owner_select_existing(&read_plan, "SELECT block_length FROM contcount.source "
+						  "WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+						  1, types, values, "protected source", name);
 	declared = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull && interval_usecs(DatumGetIntervalP(declared), "block length") != length_usecs)
 		ereport(ERROR,
