@@ -330,7 +330,8 @@ CREATE TABLE regress_feeding.team (i int);
 CREATE TRIGGER feed AFTER INSERT ON regress_feeding.team
     FOR EACH ROW EXECUTE FUNCTION contcount.count_inserts('guarded');
 INSERT INTO regress_feeding.team SELECT generate_series(1, 4);
--- someone else's tables, with each form of the trigger
+-- someone else's tables, with each form of the trigger: their inserts go
+-- through (a warning, once a session) and feed nothing
 SET ROLE regress_intruder;
 CREATE TABLE regress_feeding.by_row (i int);
 CREATE TRIGGER feed AFTER INSERT ON regress_feeding.by_row

@@ -186,12 +186,19 @@ require_counter_database(void)
 
 /*
  * Tables owned by feeder may feed the counter if feeder has the rights of
- * its owner or of a role the owner allowed to feed it (42501).  Owner scope.
+ * its owner or of a role the owner allowed to feed it.  Owner scope.
  */
+static bool
+may_feed_counter(const CounterRow *row, Oid feeder)
+{
+	return has_privs_of_role(feeder, row->owner) || may_feed(row->id, feeder);
+}
+
+/* The same, or 42501: for attaching a counter, which its caller asks for. */
 static void
 require_feeder(const char *name, const CounterRow *row, Oid feeder, const char *table)
 {
-	if (!has_privs_of_role(feeder, row->owner) && !may_feed(row->id, feeder))
+	if (!may_feed_counter(row, feeder))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("table \"%s\" may not feed counter \"%s\"", table, name),
@@ -199,14 +206,9 @@ require_feeder(const char *name, const CounterRow *row, Oid feeder, const char *
 				 errhint("The counter's owner allows a role with contcount.grant_counter(counter, role, feed => true).")));
 }
 
-/*
- * A trigger whose counter is gone counts nothing and lets the insert
- * through: the counter's owner, often not the table's, dropped it, and the
- * application must not fail for that.  It says so once a session for each
- * counter name, with how to remove the trigger.
- */
-static void
-warn_orphaned(const char *name, Relation table, const char *trigger)
+/* Has this session warned of the trigger feeding counter name?  From now on it has. */
+static bool
+warned_before(const char *name)
 {
 	static List *warned = NIL;
 	ListCell   *lc;
@@ -215,19 +217,46 @@ warn_orphaned(const char *name, Relation table, const char *trigger)
 	foreach(lc, warned)
 	{
 		if (strcmp(lfirst(lc), name) == 0)
-			return;
+			return true;
 	}
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	warned = lappend(warned, pstrdup(name));
 	MemoryContextSwitchTo(old);
-	ereport(WARNING,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("trigger \"%s\" on table \"%s\" feeds counter \"%s\", which does not exist",
-					trigger, RelationGetRelationName(table), name),
-			 errdetail("The trigger counts nothing and lets the inserts through; this session says so once."),
-			 errhint("The table's owner removes it with DROP TRIGGER %s ON %s.", quote_identifier(trigger),
-					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(table)),
-												RelationGetRelationName(table)))));
+	return false;
+}
+
+/*
+ * A trigger whose counter is gone, or whose table may not feed it (a name
+ * taken again by another role, say), counts nothing and lets the insert
+ * through: the application must not fail for a counter, and the counter is
+ * not fed by a table that may not feed it.  It says so once a session for
+ * each counter name, with how to remove the trigger.
+ */
+static void
+warn_unfed(const char *name, Relation table, const char *trigger, bool gone)
+{
+	char	   *drop;
+
+	if (warned_before(name))
+		return;
+	drop = psprintf("DROP TRIGGER %s ON %s", quote_identifier(trigger),
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(table)),
+											   RelationGetRelationName(table)));
+	if (gone)
+		ereport(WARNING,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("trigger \"%s\" on table \"%s\" feeds counter \"%s\", which does not exist",
+						trigger, RelationGetRelationName(table), name),
+				 errdetail("The trigger counts nothing and lets the inserts through; this session says so once."),
+				 errhint("The table's owner removes it with %s.", drop)));
+	else
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("table \"%s\" may not feed counter \"%s\"", RelationGetRelationName(table), name),
+				 errdetail("Trigger \"%s\" counts nothing and lets the inserts through; this session says so once.",
+						   trigger),
+				 errhint("The counter's owner allows the table's owner with contcount.grant_counter(counter, role, feed => true), "
+						 "or the table's owner removes the trigger with %s.", drop)));
 }
 
 int64
@@ -237,6 +266,7 @@ counter_to_feed(const char *name, Relation table, const char *trigger, bool *fin
 	OwnerScope	scope;
 	CounterRow	row;
 	bool		found;
+	bool		fed;
 
 	/* the slots hold the counters of the worker's database only */
 	if (counter_shmem_attached() && in_counter_database() &&
@@ -251,12 +281,11 @@ counter_to_feed(const char *name, Relation table, const char *trigger, bool *fin
 	 */
 	owner_begin(&scope);
 	found = lookup_counter(name, &row);
-	if (found)
-		require_feeder(name, &row, feeder, RelationGetRelationName(table));
+	fed = found && may_feed_counter(&row, feeder);
 	owner_end(&scope);
-	if (!found)
+	if (!fed)
 	{
-		warn_orphaned(name, table, trigger);
+		warn_unfed(name, table, trigger, !found);
 		*finished = true;
 		return 0;
 	}

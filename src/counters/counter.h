@@ -8,10 +8,11 @@
 #include "utils/relcache.h"
 
 /*
- * The id of the counter a trigger on table feeds: an error if the table's
- * owner has neither the rights of the counter's owner nor those of a role it
- * allowed to feed it (42501).  A trigger whose counter does not exist counts
- * nothing (finished) and warns once a session for each counter name.
+ * The id of the counter a trigger on table feeds.  A trigger whose counter
+ * does not exist, or whose table's owner has neither the rights of the
+ * counter's owner nor those of a role it allowed to feed it, counts nothing
+ * (finished) and warns once a session for each counter name: an insert
+ * never fails for a counter.
  */
 extern int64 counter_to_feed(const char *name, Relation table, const char *trigger,
 							 bool *finished);
