@@ -108,7 +108,7 @@ drop_trigger(Oid table, const char *tgname, bool wait)
 }
 
 bool
-attachment_remove(int64 counter, Oid table)
+attachment_remove(int64 counter, Oid table, bool wait)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[2] = {INT8OID, OIDOID};
@@ -128,7 +128,13 @@ attachment_remove(int64 counter, Oid table)
 	owner_end(&scope);
 	if (tgname == NULL)
 		return false;
-	drop_trigger(table, tgname, true);
+	if (!drop_trigger(table, tgname, wait))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("table \"%s\" is in use: trigger \"%s\" was not dropped",
+						get_rel_name(table), tgname),
+				 errdetail("The counter's owner detaches only while nothing else holds the table's lock."),
+				 errhint("Try again later, or the table's owner runs contcount.detach_counter.")));
 	return true;
 }
 

@@ -15,9 +15,10 @@ extern void attachment_create(int64 counter, const char *name, Oid table, bool f
 
 /*
  * Forget the counter's attachment to table and drop its trigger, waiting
- * for the table's lock: false if there was none.
+ * for the table's lock if wait, else 55P03 if it is not free at once: false
+ * if there was none.
  */
-extern bool attachment_remove(int64 counter, Oid table);
+extern bool attachment_remove(int64 counter, Oid table, bool wait);
 
 /*
  * Forget every attachment of a counter being dropped and drop each trigger
