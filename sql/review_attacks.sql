@@ -43,6 +43,33 @@ SELECT count(*) AS "0" FROM pg_trigger WHERE tgrelid = 'regress_ra.events'::regc
 SELECT contcount.drop_counter('ra_c');
 RESET ROLE;
 
+-- The application replaces the trigger attach_counter made by one of its
+-- own under the same name (an audit trigger, or one with a WHEN condition
+-- written by hand): the analyst's drop_counter and detach_counter, which
+-- drop as the extension's owner, must leave it alone.
+SET ROLE regress_ra_analyst;
+SELECT contcount.create_counter('ra_d', 1, horizon => 100, step => '1 day', ledger => 'review_attacks');
+SELECT contcount.grant_counter('ra_d', 'regress_ra_app', feed => true);
+SELECT contcount.create_counter('ra_e', 1, horizon => 100, step => '1 day', ledger => 'review_attacks');
+SELECT contcount.grant_counter('ra_e', 'regress_ra_app', feed => true);
+SET ROLE regress_ra_app;
+CREATE FUNCTION regress_ra.audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RETURN NULL; END $$;
+SELECT contcount.attach_counter('ra_d', 'regress_ra.events');
+SELECT contcount.attach_counter('ra_e', 'regress_ra.events');
+DROP TRIGGER contcount_ra_d ON regress_ra.events;
+CREATE TRIGGER contcount_ra_d AFTER INSERT ON regress_ra.events
+    FOR EACH ROW EXECUTE FUNCTION regress_ra.audit();
+DROP TRIGGER contcount_ra_e ON regress_ra.events;
+CREATE TRIGGER contcount_ra_e AFTER INSERT ON regress_ra.events
+    FOR EACH ROW WHEN (NEW.i > 0) EXECUTE FUNCTION contcount.count_inserts('ra_other');
+SET ROLE regress_ra_analyst;
+SELECT contcount.drop_counter('ra_d');
+SELECT contcount.detach_counter('ra_e', 'regress_ra.events');
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'regress_ra.events'::regclass ORDER BY 1;
+SELECT contcount.drop_counter('ra_e');
+RESET ROLE;
+
 DROP SCHEMA regress_ra CASCADE;
 REVOKE USAGE ON SCHEMA test FROM regress_ra_analyst;
 SELECT contcount.revoke_ledger('review_attacks', 'regress_ra_analyst');

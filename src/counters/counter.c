@@ -793,7 +793,7 @@ contcount_detach_counter(PG_FUNCTION_ARGS)
 				 errmsg("must be the owner of counter \"%s\" or may create triggers on table %s",
 						name, get_rel_name(table))));
 	/* a role with no right on tbl may not queue for its lock */
-	if (!attachment_remove(row.id, table, may_trigger(table)))
+	if (!attachment_remove(row.id, name, table, may_trigger(table)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("counter \"%s\" is not attached to table %s", name, get_rel_name(table))));
