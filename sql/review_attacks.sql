@@ -70,6 +70,24 @@ SELECT tgname FROM pg_trigger WHERE tgrelid = 'regress_ra.events'::regclass ORDE
 SELECT contcount.drop_counter('ra_e');
 RESET ROLE;
 
+-- The per-statement cap holds for a DO block that commits between its
+-- releases: the statements a DO block runs are part of its statement.
+SET contcount.max_epsilon_per_statement = 1.5;
+SET ROLE regress_ra_analyst;
+CREATE TEMP TABLE ra_spent AS
+SELECT spent FROM contcount.ledgers WHERE name = 'review_attacks';
+DO $$
+BEGIN
+    FOR i IN 1..3 LOOP
+        PERFORM contcount.noisy_count(1.0, 'review_attacks') FROM pg_catalog.pg_class;
+        COMMIT;
+    END LOOP;
+END $$;
+SELECT l.spent - s.spent AS "1" FROM contcount.ledgers l, ra_spent s WHERE l.name = 'review_attacks';
+DROP TABLE ra_spent;
+RESET ROLE;
+RESET contcount.max_epsilon_per_statement;
+
 DROP SCHEMA regress_ra CASCADE;
 REVOKE USAGE ON SCHEMA test FROM regress_ra_analyst;
 SELECT contcount.revoke_ledger('review_attacks', 'regress_ra_analyst');
