@@ -764,9 +764,13 @@ contcount_attach_counter(PG_FUNCTION_ARGS)
 }
 
 /*
- * detach_counter(counter, tbl): drops the trigger attach_counter made,
- * waiting for tbl's lock; for the counter's owner or a role that may create
- * triggers on tbl (42501).  42704 if the counter is not attached there.
+ * detach_counter(counter, tbl): drops the trigger attach_counter made; for
+ * the counter's owner or a role that may create triggers on tbl (42501).
+ * 42704 if the counter is not attached there.  A role that may create
+ * triggers on tbl waits for its lock; the counter's owner without that
+ * right does not (55P03 if the table is in use): its ACCESS EXCLUSIVE
+ * request, queued behind a reader, would stop every other query on the
+ * application's table.
  */
 PG_FUNCTION_INFO_V1(contcount_detach_counter);
 Datum
@@ -788,7 +792,8 @@ contcount_detach_counter(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be the owner of counter \"%s\" or may create triggers on table %s",
 						name, get_rel_name(table))));
-	if (!attachment_remove(row.id, table))
+	/* a role with no right on tbl may not queue for its lock */
+	if (!attachment_remove(row.id, name, table, may_trigger(table)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("counter \"%s\" is not attached to table %s", name, get_rel_name(table))));

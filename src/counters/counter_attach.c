@@ -19,7 +19,11 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_trigger.h"
@@ -28,6 +32,7 @@
 #include "mb/pg_wchar.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -82,12 +87,51 @@ attachment_create(int64 counter, const char *name, Oid table, bool for_row)
 }
 
 /*
- * Drop the trigger of that name on table, if both are still there: false,
- * without waiting, if the table's lock is not free at once and !wait.  No
- * privilege check: the callers decided.
+ * The trigger of that name on table if it is still the one attach_counter
+ * made, contcount.count_inserts(counter); else InvalidOid.  The table's
+ * owner may have dropped it and written a trigger of its own under that
+ * name, which the counter's owner must not drop.
+ */
+static Oid
+trigger_feeding(Oid table, const char *tgname, const char *counter)
+{
+	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			trigger = InvalidOid;
+
+	ScanKeyInit(&key[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(table));
+	ScanKeyInit(&key[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(tgname));
+	scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, NULL, 2, key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_trigger form = (Form_pg_trigger) GETSTRUCT(tuple);
+		bool		isnull;
+		Datum		args = heap_getattr(tuple, Anum_pg_trigger_tgargs, RelationGetDescr(rel), &isnull);
+
+		/* tgargs holds each argument followed by a NUL */
+		if (form->tgnargs == 1 && !isnull &&
+			strcmp(get_func_name(form->tgfoid), "count_inserts") == 0 &&
+			get_func_namespace(form->tgfoid) == get_namespace_oid("contcount", false) &&
+			strcmp(VARDATA_ANY(DatumGetByteaPP(args)), counter) == 0)
+			trigger = form->oid;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return trigger;
+}
+
+/*
+ * Drop the trigger of that name on table that feeds counter, if both are
+ * still there: false, without waiting, if the table's lock is not free at
+ * once and !wait.  No privilege check: the callers decided.
  */
 static bool
-drop_trigger(Oid table, const char *tgname, bool wait)
+drop_trigger(Oid table, const char *tgname, const char *counter, bool wait)
 {
 	Oid			trigger;
 	ObjectAddress object;
@@ -98,7 +142,7 @@ drop_trigger(Oid table, const char *tgname, bool wait)
 		LockRelationOid(table, AccessExclusiveLock);
 	else if (!ConditionalLockRelationOid(table, AccessExclusiveLock))
 		return false;
-	trigger = get_trigger_oid(table, tgname, true);
+	trigger = trigger_feeding(table, tgname, counter);
 	if (OidIsValid(trigger))
 	{
 		ObjectAddressSet(object, TriggerRelationId, trigger);
@@ -108,7 +152,7 @@ drop_trigger(Oid table, const char *tgname, bool wait)
 }
 
 bool
-attachment_remove(int64 counter, Oid table)
+attachment_remove(int64 counter, const char *name, Oid table, bool wait)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[2] = {INT8OID, OIDOID};
@@ -128,7 +172,13 @@ attachment_remove(int64 counter, Oid table)
 	owner_end(&scope);
 	if (tgname == NULL)
 		return false;
-	drop_trigger(table, tgname, true);
+	if (!drop_trigger(table, tgname, name, wait))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("table \"%s\" is in use: trigger \"%s\" was not dropped",
+						get_rel_name(table), tgname),
+				 errdetail("The counter's owner detaches only while nothing else holds the table's lock."),
+				 errhint("Try again later, or the table's owner runs contcount.detach_counter.")));
 	return true;
 }
 
@@ -163,7 +213,7 @@ attachments_remove_all(int64 counter, const char *name)
 	}
 	owner_end(&scope);
 	for (uint64 i = 0; i < n; i++)
-		if (!drop_trigger(tables[i], tgnames[i], false))
+		if (!drop_trigger(tables[i], tgnames[i], name, false))
 			ereport(NOTICE,
 					(errmsg("trigger \"%s\" on table \"%s\" is left in place: the table is in use",
 							tgnames[i], get_rel_name(tables[i])),

@@ -14,10 +14,11 @@
 extern void attachment_create(int64 counter, const char *name, Oid table, bool for_row);
 
 /*
- * Forget the counter's attachment to table and drop its trigger, waiting
- * for the table's lock: false if there was none.
+ * Forget the attachment of the counter (id and name) to table and drop its
+ * trigger if it still feeds that counter, waiting for the table's lock if
+ * wait, else 55P03 if it is not free at once: false if there was none.
  */
-extern bool attachment_remove(int64 counter, Oid table);
+extern bool attachment_remove(int64 counter, const char *name, Oid table, bool wait);
 
 /*
  * Forget every attachment of a counter being dropped and drop each trigger

@@ -13,9 +13,10 @@
  * refused before it pays or computes anything; what was charged before stays
  * charged (nothing refunds a computed release).
  *
- * A statement is what the server timestamps as one (statement_timestamp())
- * in one local transaction: the functions it calls, at any depth, are part
- * of it; each FETCH from a cursor is a statement of its own.  The step
+ * A statement is what the server timestamps as one (statement_timestamp()):
+ * the functions it calls, at any depth, are part of it, also across the
+ * COMMITs of a DO block or procedure (a new transaction is no new
+ * statement); each FETCH from a cursor is a statement of its own.  The step
  * worker's charges (a counter's clock entering blocks) are no statement of
  * a role's and are not capped.
  *
@@ -26,18 +27,16 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "storage/proc.h"
 
 #include "common/report.h"
 #include "common/settings.h"
 #include "core/mechanism.h"
 #include "ledger/statement_cap.h"
 
-/* What the statement of (start, lxid) has spent, in 1e-9 units. */
+/* What the statement of start has spent, in 1e-9 units. */
 static struct
 {
 	TimestampTz start;
-	LocalTransactionId lxid;
 	uint64		spent[2];		/* [CC_PURE]: epsilon, [CC_ZCDP]: rho */
 }			current;
 
@@ -47,10 +46,9 @@ current_statement(void)
 {
 	TimestampTz start = GetCurrentStatementStartTimestamp();
 
-	if (current.start != start || current.lxid != MyProc->lxid)
+	if (current.start != start)
 	{
 		current.start = start;
-		current.lxid = MyProc->lxid;
 		current.spent[CC_PURE] = current.spent[CC_ZCDP] = 0;
 	}
 }
