@@ -108,36 +108,56 @@ SELECT test.error_of($$SELECT contcount.attach_counter('ca_closed', 'regress_ca.
 RESET ROLE;
 SELECT count(*) AS "2" FROM contcount.counter_attachment;
 
--- detach_counter: by a role that may create triggers on the table, or by
--- the counter's owner; a counter not attached there is 42704.
+-- detach_counter: by a role that may create triggers on the table; a
+-- counter not attached there is 42704.
 SET ROLE regress_ca_other;
 SELECT contcount.detach_counter('ca_feed', 'regress_ca.events');
 SELECT test.error_of($$SELECT contcount.detach_counter('ca_feed', 'regress_ca.events')$$);
 SET ROLE regress_ca_app;
 INSERT INTO regress_ca.events VALUES (1);
 SELECT tgname FROM pg_trigger WHERE tgrelid = 'regress_ca.events'::regclass;
--- the application attaches again; the analyst drops its counter, and the
--- triggers contcount attached go with it (its own table's lock is free)
+-- the application attaches again; the analyst drops its counter: it has
+-- no right on the application's tables, so it locks neither, and the
+-- triggers stay, orphans that count nothing and let the inserts through
+-- (a warning, once), until the table's owner drops them
 SELECT contcount.attach_counter('ca_feed', 'regress_ca.events');
 SET ROLE regress_ca_analyst;
 SELECT contcount.drop_counter('ca_feed');
-SELECT count(*) AS "0" FROM pg_trigger
+SELECT count(*) AS "2 left" FROM pg_trigger
 WHERE tgrelid IN ('regress_ca.events'::regclass, 'regress_ca.audit'::regclass);
 SET ROLE regress_ca_app;
 INSERT INTO regress_ca.events VALUES (1);
 INSERT INTO regress_ca.audit VALUES (1);
+DROP TRIGGER contcount_ca_feed ON regress_ca.events;
+DROP TRIGGER contcount_ca_feed ON regress_ca.audit;
 RESET ROLE;
 SELECT count(*) AS "0" FROM contcount.counter_attachment;
+-- a role that may create triggers on the table (a superuser here) drops
+-- the trigger with the counter, the table's lock being free at once
+SELECT contcount.create_counter('ca_super', 1, horizon => 100, step => '1 day', ledger => 'attach');
+SELECT contcount.grant_counter('ca_super', 'regress_ca_app', feed => true);
+SELECT contcount.attach_counter('ca_super', 'regress_ca.events');
+SELECT contcount.drop_counter('ca_super');
+SELECT count(*) AS "0" FROM pg_trigger WHERE tgrelid = 'regress_ca.events'::regclass;
 
--- the counter's owner detaches from a table it has no right on
+-- the counter's owner may not detach from a table it has no right on
+-- (42501): it stops the feeding without a lock, by taking back the table
+-- owner's feed grant; the table's owner then detaches
 SET ROLE regress_ca_analyst;
 SELECT contcount.create_counter('ca_again', 1, horizon => 100, step => '1 day', ledger => 'attach');
 SELECT contcount.grant_counter('ca_again', 'regress_ca_app', feed => true);
 SET ROLE regress_ca_app;
 SELECT contcount.attach_counter('ca_again', 'regress_ca.audit', 'row');
 SET ROLE regress_ca_analyst;
+SELECT test.error_of($$SELECT contcount.detach_counter('ca_again', 'regress_ca.audit')$$);
+SELECT contcount.grant_counter('ca_again', 'regress_ca_app', feed => false);
+SET ROLE regress_ca_app;
+INSERT INTO regress_ca.audit VALUES (2);
 SELECT contcount.detach_counter('ca_again', 'regress_ca.audit');
 SELECT count(*) AS "0" FROM pg_trigger WHERE tgrelid = 'regress_ca.audit'::regclass;
+RESET ROLE;
+SELECT pending AS "0 fed" FROM contcount.counter_internals('ca_again');
+SET ROLE regress_ca_analyst;
 
 -- the view: the ledger that paid, named or chosen by the database's
 -- contcount.ledger (setup: tests), and the schedule of counters that have

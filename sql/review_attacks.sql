@@ -1,10 +1,12 @@
 -- Attacks on 0.6's new surface by roles that are not superusers.
 --
--- detach_counter by the counter's owner, who has no right on the table an
--- application attached its counter to: it must not queue an ACCESS
--- EXCLUSIVE request behind the application's readers (which would stop
--- every later query on the table until the reader ends).  A prepared
--- transaction stands for a reader that holds the table's ACCESS SHARE lock.
+-- The counter's owner, who has no right on the table an application
+-- attached its counter to, never locks that table: neither detach_counter
+-- (42501, at once) nor drop_counter (the trigger stays, an orphan that
+-- counts nothing) queues an ACCESS EXCLUSIVE request behind the
+-- application's readers, which would stop every later query on the table,
+-- or holds one in a transaction left open.  A prepared transaction stands
+-- for a reader that holds the table's ACCESS SHARE lock.
 CREATE ROLE regress_ra_analyst;
 CREATE ROLE regress_ra_app;
 SELECT contcount.create_ledger('review_attacks', 10);
@@ -23,7 +25,7 @@ BEGIN;
 SELECT count(*) AS "0" FROM regress_ra.events;
 PREPARE TRANSACTION 'regress_ra_reader';
 
--- the analyst is refused at once (55P03), not left waiting for the lock
+-- the analyst is refused at once, not left waiting for the lock
 SET ROLE regress_ra_analyst;
 SET statement_timeout = '3s';
 SELECT test.error_of($$SELECT contcount.detach_counter('ra_c', 'regress_ra.events')$$);
@@ -36,17 +38,23 @@ WHERE a.table_id = 'regress_ra.events'::regclass;
 SELECT count(*) AS "0" FROM pg_locks
 WHERE relation = 'regress_ra.events'::regclass AND mode = 'AccessExclusiveLock';
 ROLLBACK PREPARED 'regress_ra_reader';
--- with the table free, the analyst detaches
+-- with the table free, the analyst still takes no lock on it: its
+-- drop_counter, in a transaction it leaves open, leaves the trigger
 SET ROLE regress_ra_analyst;
-SELECT contcount.detach_counter('ra_c', 'regress_ra.events');
-SELECT count(*) AS "0" FROM pg_trigger WHERE tgrelid = 'regress_ra.events'::regclass;
+BEGIN;
 SELECT contcount.drop_counter('ra_c');
+SELECT count(*) AS "0" FROM pg_locks
+WHERE relation = 'regress_ra.events'::regclass AND mode = 'AccessExclusiveLock';
+COMMIT;
+SET ROLE regress_ra_app;
+DROP TRIGGER contcount_ra_c ON regress_ra.events;
 RESET ROLE;
 
 -- The application replaces the trigger attach_counter made by one of its
 -- own under the same name (an audit trigger, or one with a WHEN condition
--- written by hand): the analyst's drop_counter and detach_counter, which
--- drop as the extension's owner, must leave it alone.
+-- written by hand): a drop_counter or detach_counter by a role that may
+-- drop triggers there (a superuser here), which drop as the extension's
+-- owner, must leave it alone.
 SET ROLE regress_ra_analyst;
 SELECT contcount.create_counter('ra_d', 1, horizon => 100, step => '1 day', ledger => 'review_attacks');
 SELECT contcount.grant_counter('ra_d', 'regress_ra_app', feed => true);
@@ -63,12 +71,11 @@ CREATE TRIGGER contcount_ra_d AFTER INSERT ON regress_ra.events
 DROP TRIGGER contcount_ra_e ON regress_ra.events;
 CREATE TRIGGER contcount_ra_e AFTER INSERT ON regress_ra.events
     FOR EACH ROW WHEN (NEW.i > 0) EXECUTE FUNCTION contcount.count_inserts('ra_other');
-SET ROLE regress_ra_analyst;
+RESET ROLE;
 SELECT contcount.drop_counter('ra_d');
 SELECT contcount.detach_counter('ra_e', 'regress_ra.events');
 SELECT tgname FROM pg_trigger WHERE tgrelid = 'regress_ra.events'::regclass ORDER BY 1;
 SELECT contcount.drop_counter('ra_e');
-RESET ROLE;
 
 -- The per-statement cap holds for a DO block that commits between its
 -- releases: the statements a DO block runs are part of its statement.

@@ -764,13 +764,13 @@ contcount_attach_counter(PG_FUNCTION_ARGS)
 }
 
 /*
- * detach_counter(counter, tbl): drops the trigger attach_counter made; for
- * the counter's owner or a role that may create triggers on tbl (42501).
- * 42704 if the counter is not attached there.  A role that may create
- * triggers on tbl waits for its lock; the counter's owner without that
- * right does not (55P03 if the table is in use): its ACCESS EXCLUSIVE
- * request, queued behind a reader, would stop every other query on the
- * application's table.
+ * detach_counter(counter, tbl): drops the trigger attach_counter made, for
+ * a role that may create triggers on tbl (42501), waiting for its lock.
+ * 42704 if the counter is not attached there.  The counter's owner without
+ * that right may not lock the application's table at all (holding ACCESS
+ * EXCLUSIVE in an open transaction would stop every insert): it stops the
+ * feeding without a lock by taking back the table owner's feed grant, or
+ * drops the counter.
  */
 PG_FUNCTION_INFO_V1(contcount_detach_counter);
 Datum
@@ -780,20 +780,19 @@ contcount_detach_counter(PG_FUNCTION_ARGS)
 	Oid			table = table_arg(fcinfo, 1);
 	OwnerScope	scope;
 	CounterRow	row;
-	bool		owns;
 
 	require_counter_database();
-	owner_begin(&scope);
-	row = require_counter(name);
-	owns = row.owner == scope.caller || superuser_arg(scope.caller);
-	owner_end(&scope);
-	if (!owns && !may_trigger(table))
+	if (!may_trigger(table))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be the owner of counter \"%s\" or may create triggers on table %s",
-						name, get_rel_name(table))));
-	/* a role with no right on tbl may not queue for its lock */
-	if (!attachment_remove(row.id, name, table, may_trigger(table)))
+				 errmsg("must be able to create triggers on table %s to detach a counter from it",
+						get_rel_name(table)),
+				 errhint("The counter's owner stops the feeding without a lock on the table with "
+						 "contcount.grant_counter(counter, role, feed => false), or drops the counter.")));
+	owner_begin(&scope);
+	row = require_counter(name);
+	owner_end(&scope);
+	if (!attachment_remove(row.id, name, table))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("counter \"%s\" is not attached to table %s", name, get_rel_name(table))));

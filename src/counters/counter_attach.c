@@ -30,9 +30,11 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -152,7 +154,7 @@ drop_trigger(Oid table, const char *tgname, const char *counter, bool wait)
 }
 
 bool
-attachment_remove(int64 counter, const char *name, Oid table, bool wait)
+attachment_remove(int64 counter, const char *name, Oid table)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[2] = {INT8OID, OIDOID};
@@ -172,13 +174,7 @@ attachment_remove(int64 counter, const char *name, Oid table, bool wait)
 	owner_end(&scope);
 	if (tgname == NULL)
 		return false;
-	if (!drop_trigger(table, tgname, name, wait))
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("table \"%s\" is in use: trigger \"%s\" was not dropped",
-						get_rel_name(table), tgname),
-				 errdetail("The counter's owner detaches only while nothing else holds the table's lock."),
-				 errhint("Try again later, or the table's owner runs contcount.detach_counter.")));
+	(void) drop_trigger(table, tgname, name, true);
 	return true;
 }
 
@@ -213,10 +209,16 @@ attachments_remove_all(int64 counter, const char *name)
 	}
 	owner_end(&scope);
 	for (uint64 i = 0; i < n; i++)
-		if (!drop_trigger(tables[i], tgnames[i], name, false))
+	{
+		/* a role with no right on the table never locks it */
+		bool		mine = pg_class_aclcheck(tables[i], GetUserId(), ACL_TRIGGER) == ACLCHECK_OK;
+
+		if (!mine || !drop_trigger(tables[i], tgnames[i], name, false))
 			ereport(NOTICE,
-					(errmsg("trigger \"%s\" on table \"%s\" is left in place: the table is in use",
-							tgnames[i], get_rel_name(tables[i])),
+					(errmsg("trigger \"%s\" on table \"%s\" is left in place: %s",
+							tgnames[i], get_rel_name(tables[i]),
+							mine ? "the table is in use" : "only a role that may create triggers on it drops it"),
 					 errdetail("With counter \"%s\" gone, it counts nothing and lets inserts through.", name),
 					 errhint("The table's owner removes it with DROP TRIGGER.")));
+	}
 }

@@ -15,15 +15,16 @@ extern void attachment_create(int64 counter, const char *name, Oid table, bool f
 
 /*
  * Forget the attachment of the counter (id and name) to table and drop its
- * trigger if it still feeds that counter, waiting for the table's lock if
- * wait, else 55P03 if it is not free at once: false if there was none.
+ * trigger if it still feeds that counter, waiting for the table's lock (the
+ * caller may create triggers on table): false if there was none.
  */
-extern bool attachment_remove(int64 counter, const char *name, Oid table, bool wait);
+extern bool attachment_remove(int64 counter, const char *name, Oid table);
 
 /*
  * Forget every attachment of a counter being dropped and drop each trigger
- * whose table can be locked at once; a trigger on a busy table stays, an
- * orphan that counts nothing (NOTICE).
+ * on a table the caller may create triggers on and can lock at once; any
+ * other stays, an orphan that counts nothing (NOTICE): an analyst never
+ * locks the application's table.
  */
 extern void attachments_remove_all(int64 counter, const char *name);
 
