@@ -148,7 +148,6 @@ contcount_preview_charge(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[7];
 	bool		nulls[7] = {false};
-	bool		pure;
 
 	spec_from_call(fcinfo, preview_argno, &args);
 	spec_objective_from_call(fcinfo, 6, &args);
@@ -158,15 +157,23 @@ contcount_preview_charge(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	pure = params.privacy == CC_PURE;
-	values[0] = CStringGetTextDatum(cc_kind_name(params.kind));
-	values[1] = Float8GetDatum((double) params.epsilon_units / CC_EPSILON_UNITS_PER_ONE);
-	values[2] = Float8GetDatum((double) params.rho_units / CC_RHO_UNITS_PER_ONE);
+	preview_charge_columns(&params, &charge, values, nulls);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+void
+preview_charge_columns(const cc_params *params, const LedgerPreview *charge, Datum *values,
+					   bool *nulls)
+{
+	bool		pure = params->privacy == CC_PURE;
+
+	values[0] = CStringGetTextDatum(cc_kind_name(params->kind));
+	values[1] = Float8GetDatum((double) params->epsilon_units / CC_EPSILON_UNITS_PER_ONE);
+	values[2] = Float8GetDatum((double) params->rho_units / CC_RHO_UNITS_PER_ONE);
 	nulls[1] = !pure;
 	nulls[2] = pure;
-	values[3] = CStringGetTextDatum(charge.name);
-	values[4] = CStringGetTextDatum(ledger_accounting_name(charge.accounting));
-	values[5] = ledger_units_numeric(charge.units, false);
-	values[6] = Int64GetDatum(charge.releases_left);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	values[3] = CStringGetTextDatum(charge->name);
+	values[4] = CStringGetTextDatum(ledger_accounting_name(charge->accounting));
+	values[5] = ledger_units_numeric(charge->units, false);
+	values[6] = Int64GetDatum(charge->releases_left);
 }

@@ -8,6 +8,7 @@
 #include "fmgr.h"
 
 #include "core/mechanism.h"
+#include "ledger/ledger.h"
 
 /* Most steps one preview shows: a table, not a stream. */
 #define PREVIEW_MAX_STEPS 1000000
@@ -20,5 +21,13 @@ extern void preview_require_steps(int64 steps);
  * steps of a release with prepared parameters, as it would show them.
  */
 extern void preview_put_steps(FunctionCallInfo fcinfo, const cc_params *params, int64 steps);
+
+/*
+ * The first columns of a preview of a charge, values[0..6] and nulls[0..6]:
+ * the mechanism, its epsilon or rho, and the paying ledger's name,
+ * accounting, charge and releases left.
+ */
+extern void preview_charge_columns(const cc_params *params, const LedgerPreview *charge,
+								   Datum *values, bool *nulls);
 
 #endif							/* CONTCOUNT_PREVIEW_H */

@@ -93,7 +93,6 @@ contcount_source_preview_charge(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[12];
 	bool		nulls[12] = {false};
-	bool		pure;
 
 	source_preview_params(fcinfo, &bounds, &params);
 	ledger_preview_charge(PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)),
@@ -102,16 +101,7 @@ contcount_source_preview_charge(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	pure = params.privacy == CC_PURE;
-	values[0] = CStringGetTextDatum(cc_kind_name(params.kind));
-	values[1] = Float8GetDatum((double) params.epsilon_units / CC_EPSILON_UNITS_PER_ONE);
-	values[2] = Float8GetDatum((double) params.rho_units / CC_RHO_UNITS_PER_ONE);
-	nulls[1] = !pure;
-	nulls[2] = pure;
-	values[3] = CStringGetTextDatum(team.name);
-	values[4] = CStringGetTextDatum(ledger_accounting_name(team.accounting));
-	values[5] = ledger_units_numeric(team.units, false);
-	values[6] = Int64GetDatum(team.releases_left);
+	preview_charge_columns(&params, &team, values, nulls);
 	values[7] = CStringGetTextDatum(data.name);
 	values[8] = CStringGetTextDatum(ledger_accounting_name(data.accounting));
 	values[9] = ledger_units_numeric(data.units, false);
