@@ -550,6 +550,17 @@ require_one_text_form(const Source *source)
 						source->name)));
 }
 
+/* What a counter or a preview needs of a source, in outer memory.  Owner scope. */
+static void
+bounds_of(const Source *source, SourceBounds *bounds, MemoryContext outer)
+{
+	bounds->blocks = source->blocks;
+	bounds->relid = source->relid;
+	bounds->unit = source->unit;
+	bounds->max_rows = source->max_rows;
+	bounds->ledger = MemoryContextStrdup(outer, source_ledger_name(source->name));
+}
+
 void
 source_for_counter(const char *name, SourceBounds *bounds)
 {
@@ -572,11 +583,7 @@ source_for_counter(const char *name, SourceBounds *bounds)
 		(void) column_sql(&source, source.time);
 		require_time_type(source.relid, source.time);
 	}
-	bounds->blocks = source.blocks;
-	bounds->relid = source.relid;
-	bounds->unit = source.unit;
-	bounds->max_rows = source.max_rows;
-	bounds->ledger = MemoryContextStrdup(outer, source_ledger_name(name));
+	bounds_of(&source, bounds, outer);
 	owner_end(&scope);
 }
 
@@ -589,11 +596,7 @@ source_for_preview(const char *name, SourceBounds *bounds)
 
 	owner_begin(&scope);
 	source = read_granted_source(name, scope.caller);
-	bounds->blocks = source.blocks;
-	bounds->relid = source.relid;
-	bounds->unit = source.unit;
-	bounds->max_rows = source.max_rows;
-	bounds->ledger = MemoryContextStrdup(outer, source_ledger_name(name));
+	bounds_of(&source, bounds, outer);
 	owner_end(&scope);
 }
 
