@@ -837,3 +837,65 @@ COMMENT ON FUNCTION contcount.counter_rows() IS
     'the rows of the view contcount.counters: the counters the current role may read';
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule and how late it is';
+
+-- ====================================================================
+-- Distinct persons: releases from protected sources take count => 'rows'
+-- (the default, as before) or 'persons', which counts each person once in
+-- each group, at their first row there in time order (ties by key), within
+-- the source's bounds: the running number of distinct persons per key.  A
+-- person then moves at most min(max_rows, max_groups, the dimension's
+-- declared keys) counts, each by 1 (1 without a dimension), the
+-- sensitivity the noise is scaled to; the previews take count and the
+-- release's dimension to show the same figures.  The functions are
+-- re-created with their comments (EXECUTE to PUBLIC, as at creation).
+-- ====================================================================
+
+DROP FUNCTION contcount.source_counts(text, float8, text, text, jsonb);
+CREATE FUNCTION contcount.source_counts(source text, epsilon float8, dimension text DEFAULT NULL,
+    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL, count text DEFAULT 'rows',
+    OUT key text, OUT noisy_count bigint, OUT stddev float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.source_counts(text, float8, text, text, jsonb, text) IS
+    'noisy counts of a protected source''s bounded rows, or distinct persons, per declared key; charges the caller''s and the source''s ledgers';
+
+DROP FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text,
+    jsonb, float8, boolean);
+CREATE FUNCTION contcount.source_running_counts(source text, epsilon float8, step interval,
+    start timestamptz, steps bigint, mechanism text DEFAULT 'auto', dimension text DEFAULT NULL,
+    ledger text DEFAULT NULL, filter jsonb DEFAULT NULL, rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false, count text DEFAULT 'rows', OUT key text,
+    OUT t bigint, OUT step_start timestamptz, OUT noisy_count bigint, OUT stddev float8,
+    OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_running_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.source_running_counts(text, float8, interval, timestamptz, bigint, text, text, text, jsonb,
+                                                    float8, boolean, text) IS
+    'noisy running counts of a protected source''s rows, or distinct persons, per step of time, per declared key; charges both ledgers';
+
+DROP FUNCTION contcount.source_preview(text, float8, bigint, text, float8);
+CREATE FUNCTION contcount.source_preview(source text, epsilon float8 DEFAULT NULL,
+    steps bigint DEFAULT NULL, mechanism text DEFAULT 'auto', rho float8 DEFAULT NULL,
+    count text DEFAULT 'rows', dimension text DEFAULT NULL,
+    OUT t bigint, OUT stddev float8, OUT bound float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_source_preview'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED ROWS 1000;
+COMMENT ON FUNCTION contcount.source_preview(text, float8, bigint, text, float8, text, text) IS
+    'the stddev and bound source_running_counts would show at each step, calibrated to its sensitivity (the source''s max_rows, or for distinct persons the least of max_rows, max_groups and the keys); reads no data, charges nothing';
+
+DROP FUNCTION contcount.source_preview_charge(text, float8, bigint, text, float8, text);
+CREATE FUNCTION contcount.source_preview_charge(source text, epsilon float8 DEFAULT NULL,
+    steps bigint DEFAULT NULL, mechanism text DEFAULT 'auto', rho float8 DEFAULT NULL,
+    ledger text DEFAULT NULL, count text DEFAULT 'rows', dimension text DEFAULT NULL,
+    OUT mechanism text, OUT epsilon float8, OUT rho float8, OUT ledger text,
+    OUT accounting text, OUT charge numeric, OUT releases_left bigint,
+    OUT source_ledger text, OUT source_accounting text, OUT source_charge numeric,
+    OUT source_releases_left bigint, OUT per_block boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_source_preview_charge'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION contcount.source_preview_charge(text, float8, bigint, text, float8, text, text, text) IS
+    'what a release from a protected source (of rows or distinct persons) would charge the caller''s ledger and the source''s ledger (or each block), and how many such releases they can still pay; charges nothing';

@@ -12,6 +12,13 @@
  * max_rows in all.  The order must not depend on other units' rows: that is
  * why ties in time are broken by key, in the sort itself.
  *
+ * Counting persons (distinct units), a unit's rows after its first in a
+ * group are left out before the rule, so that it keeps at most one row a
+ * group, the earliest (the sort puts it first; rows of one unit, key and
+ * time are alike to the counts), in at most max_groups groups and max_rows
+ * rows: each count moves by at most 1, and a unit moves at most
+ * min(max_rows, max_groups) of them, that many keys.
+ *
  * contcount.bounded_counts(unit, key, t ORDER BY unit, t, key) sees every row
  * once, in that order (the executor sorts an aggregate's input by its ORDER
  * BY), and adds each kept row to its cell of the running release's counts:
@@ -61,13 +68,14 @@ key_equal(const text *a, const text *b)
 }
 
 void
-bounding_init(Bounding *bounding, int32 max_rows, int32 max_groups, Oid unit_type,
-			  Oid unit_collation, Datum keys, TimestampTz start, int64 step_usec, int64 nsteps)
+bounding_init(Bounding *bounding, int32 max_rows, int32 max_groups, bool persons,
+			  Oid unit_type, Oid unit_collation, Datum keys, TimestampTz start, int64 step_usec, int64 nsteps)
 {
 	bool	   *nulls;
 
 	bounding->max_rows = max_rows;
 	bounding->max_groups = max_groups;
+	bounding->persons = persons;
 	bounding->unit_type = unit_type;
 	bounding->unit_collation = unit_collation;
 	bounding->start = start;
@@ -275,6 +283,8 @@ contcount_bounded_counts_step(PG_FUNCTION_ARGS)
 		walk->group_of[key] = walk->serial;
 		walk->ngroups++;
 	}
+	else if (bounding->persons)
+		PG_RETURN_POINTER(walk);	/* counted once in this group already */
 	walk->kept_rows++;
 	bounding->counts[key * bounding->nsteps + step]++;
 	PG_RETURN_POINTER(walk);

@@ -7,7 +7,9 @@
  * keys, then runs its query through bounding_run(): the query's one
  * aggregate, contcount.bounded_counts(unit, key, t ORDER BY unit, t, key),
  * applies the rule to the rows in that order and adds the kept rows to
- * counts[key * nsteps + step].
+ * counts[key * nsteps + step].  Counting persons, the rule sees only each
+ * unit's first row in each group: a unit counts once a group, at the step
+ * of that row.
  */
 #ifndef CONTCOUNT_BOUNDING_H
 #define CONTCOUNT_BOUNDING_H
@@ -19,6 +21,7 @@ typedef struct Bounding
 {
 	int32		max_rows;
 	int32		max_groups;
+	bool		persons;		/* count a unit once a group, not its rows */
 	Oid			unit_type;
 	Oid			unit_collation; /* the unit column's, as its ORDER BY sorts */
 	/* the declared keys: a row's key is its position in them, from 0 */
@@ -35,9 +38,11 @@ typedef struct Bounding
 
 /*
  * Set up a bounding for keys (a text[] without nulls, or (Datum) 0 for one
- * key of all rows) and steps, in the current memory context.
+ * key of all rows) and steps, in the current memory context; persons, it
+ * counts each unit's first row in each group only.
  */
-extern void bounding_init(Bounding *bounding, int32 max_rows, int32 max_groups, Oid unit_type,
+extern void bounding_init(Bounding *bounding, int32 max_rows, int32 max_groups, bool persons,
+						  Oid unit_type,
 						  Oid unit_collation, Datum keys, TimestampTz start, int64 step_usec,
 						  int64 nsteps);
 

@@ -19,6 +19,9 @@
  * all groups (parallel composition, sound because contcount bounded the
  * contributions, unlike the GROUP BY of open SQL).  Every declared key gets
  * a row, zeros included; a key found only in the data never appears.
+ * Counting persons (count => 'persons'), a unit counts once in each group,
+ * at its first row there, so it moves at most min(max_rows, max_groups,
+ * the dimension's declared keys) counts by 1: that is the sensitivity.
  *
  * The charge goes first to the caller's ledger (a team's quota), then to the
  * source's (the data's budget, which every team's releases add up in), and
@@ -588,19 +591,6 @@ source_for_counter(const char *name, SourceBounds *bounds)
 }
 
 void
-source_for_preview(const char *name, SourceBounds *bounds)
-{
-	MemoryContext outer = CurrentMemoryContext;
-	OwnerScope	scope;
-	Source		source;
-
-	owner_begin(&scope);
-	source = read_granted_source(name, scope.caller);
-	bounds_of(&source, bounds, outer);
-	owner_end(&scope);
-}
-
-void
 source_for_release(const char *name, SourceTable *table)
 {
 	MemoryContext outer = CurrentMemoryContext;
@@ -668,6 +658,8 @@ typedef struct SourceRelease
 	bool		has_dimension;
 	Datum		keys;			/* text[], or 0 without a dimension */
 	int			nkeys;
+	bool		persons;		/* count each unit once a group */
+	int64		sensitivity;	/* what one unit moves the counts by, in all */
 	Oid			unit_type;
 	Oid			unit_collation;
 	char	   *source_ledger;
@@ -872,9 +864,66 @@ keep_filtered_keys(SourceRelease *release, Datum wanted)
 	release->nkeys = nkept;
 }
 
+/*
+ * What one unit moves a release's counts by in all (L1): max_rows rows, or,
+ * counting persons, 1 in each of at most max_rows and max_groups groups, of
+ * nkeys declared keys (public, whatever a filter keeps: as the charge, the
+ * noise is that of the release without a filter).
+ */
+static int64
+release_sensitivity(const Source *source, bool persons, int nkeys)
+{
+	if (!persons)
+		return source->max_rows;
+	return Min(Min(source->max_rows, source->max_groups), nkeys);
+}
+
+bool
+source_count_arg(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *count;
+
+	/* the functions of a database not yet updated to 0.6 count rows */
+	if (PG_NARGS() <= argno)
+		return false;
+	count = arg_text(fcinfo, argno, "count");
+	if (strcmp(count, "rows") == 0)
+		return false;
+	if (strcmp(count, "persons") == 0)
+		return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("count must be \"rows\" or \"persons\", not \"%s\"", count)));
+	return false;
+}
+
+int64
+source_for_preview(const char *name, const char *dimension, bool persons, SourceBounds *bounds)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	OwnerScope	scope;
+	Source		source;
+	int			nkeys = 1;
+
+	owner_begin(&scope);
+	source = read_granted_source(name, scope.caller);
+	if (dimension != NULL)
+	{
+		Datum		keys;
+		ArrayType  *array;
+
+		(void) read_dimension(name, dimension, &keys);
+		array = DatumGetArrayTypeP(keys);
+		nkeys = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+	}
+	bounds_of(&source, bounds, outer);
+	owner_end(&scope);
+	return release_sensitivity(&source, persons, nkeys);
+}
+
 static void
 prepare_release(SourceRelease *release, const char *name, const char *dimension, Jsonb *filter,
-				bool stepped)
+				bool stepped, bool persons)
 {
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext old;
@@ -902,6 +951,8 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 		release->nkeys = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(release->keys)),
 										ARR_DIMS(DatumGetArrayTypeP(release->keys)));
 	}
+	release->persons = persons;
+	release->sensitivity = release_sensitivity(&release->source, persons, release->nkeys);
 	if (filter != NULL)
 		nfilters = read_filters(name, filter, filter_columns, &release->values[first], outer);
 	for (int i = 0; i < nfilters; i++)
@@ -946,7 +997,7 @@ bounded_counts(SourceRelease *release, TimestampTz start, int64 step_usec, int64
 		release->values[1] = TimestampTzGetDatum(start + step_usec * nsteps);
 	}
 	bounding_init(&bounding, release->source.max_rows, release->source.max_groups,
-				  release->unit_type, release->unit_collation, release->keys, start, step_usec,
+				  release->persons, release->unit_type, release->unit_collation, release->keys, start, step_usec,
 				  nsteps);
 	owner_begin(&scope);
 	bounding_run(&bounding, release->sql, release->nparams, release->types, release->values);
@@ -1001,9 +1052,9 @@ filter_arg(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * source_counts(source, epsilon, dimension, ledger, filter): a noisy count
- * of the bounded rows per declared key of the dimension (or of all, without
- * one), of the rows that pass the filter.
+ * source_counts(source, epsilon, dimension, ledger, filter, count): a noisy
+ * count of the bounded rows (or persons) per declared key of the dimension
+ * (or of all, without one), of the rows that pass the filter.
  */
 PG_FUNCTION_INFO_V1(contcount_source_counts);
 Datum
@@ -1021,10 +1072,11 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 	int64	   *counts;
 
 	InitMaterializedSRF(fcinfo, 0);
-	prepare_release(&release, name, dimension, filter_arg(fcinfo, 4), false);
+	prepare_release(&release, name, dimension, filter_arg(fcinfo, 4), false,
+					source_count_arg(fcinfo, 5));
 	/* one step of simple II, its noise scaled to what one unit adds */
 	spec_with_defaults(&args, "simple_ii", epsilon, horizon);
-	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
+	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.sensitivity);
 	spec_to_params(&args, &params);
 
 	charge_release(&release, ledger, cc_params_cost(&params), "source_counts", false, 0, 0);
@@ -1134,14 +1186,13 @@ put_running_counts(ReturnSetInfo *rsinfo, const SourceRelease *release, const cc
 
 /*
  * source_running_counts(source, epsilon, step, start, steps, mechanism,
- * dimension, ledger, filter, rho, monotone): per declared key (or for all
- * rows), the
- * running count of the bounded rows that pass the filter at every step of
- * width step from start, each step's count fed to mechanism (horizon
- * steps), the noise scaled to max_rows.  A zCDP mechanism takes rho (from
- * 0.5) in place of epsilon: one unit changes the steps' counts by at most
- * max_rows in L1, hence in L2 too, the sensitivity its noise is calibrated
- * to.
+ * dimension, ledger, filter, rho, monotone, count): per declared key (or for
+ * all rows), the running count of the bounded rows (or persons, each at its
+ * first row) that pass the filter at every step of width step from start,
+ * each step's count fed to mechanism (horizon steps), the noise scaled to
+ * the release's sensitivity.  A zCDP mechanism takes rho (from 0.5) in place
+ * of epsilon: one unit changes the steps' counts by at most the sensitivity
+ * in L1, hence in L2 too, the sensitivity its noise is calibrated to.
  */
 PG_FUNCTION_INFO_V1(contcount_source_running_counts);
 Datum
@@ -1176,9 +1227,10 @@ contcount_source_running_counts(PG_FUNCTION_ARGS)
 	horizon.value = Int64GetDatum(steps);
 	horizon.isnull = false;
 	InitMaterializedSRF(fcinfo, 0);
-	prepare_release(&release, name, dimension, filter_arg(fcinfo, 8), true);
+	prepare_release(&release, name, dimension, filter_arg(fcinfo, 8), true,
+					source_count_arg(fcinfo, 11));
 	spec_with_defaults(&args, mechanism, epsilon, horizon);
-	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.source.max_rows);
+	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(release.sensitivity);
 	if (PG_NARGS() > 9)
 		args.field[SPEC_RHO] = fcinfo->args[9];
 	spec_to_params(&args, &params);

@@ -34,9 +34,21 @@ extern void source_for_counter(const char *name, SourceBounds *bounds);
 
 /*
  * The bounds of a source the calling role is granted, as committed now, for
- * a preview of a release from it: nothing of its table is read.
+ * a preview of a release from it: nothing of its table is read.  Returns
+ * the release's sensitivity, what one unit moves its counts by in all:
+ * max_rows, or counting persons (over dimension, a declared one: 42704
+ * otherwise; or none) the least of max_rows, max_groups and the keys.
  */
-extern void source_for_preview(const char *name, SourceBounds *bounds);
+extern int64 source_for_preview(const char *name, const char *dimension, bool persons,
+								SourceBounds *bounds);
+
+/*
+ * Argument argno, count: "rows" (false) or "persons" (true, counting each
+ * unit once a group, at its first row there); 22004 if null, 22023 if
+ * another.  Rows when the function has no such argument (a database not
+ * yet updated to 0.6).
+ */
+extern bool source_count_arg(FunctionCallInfo fcinfo, int argno);
 
 /*
  * A source's table as a release that builds its own query needs it: the

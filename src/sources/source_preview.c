@@ -4,8 +4,9 @@
  *		source_preview() and source_preview_charge().
  *
  * A release from a source is calibrated to the source's max_rows (what one
- * person may add to the whole series), so its preview is a preview with
- * that sensitivity, for a caller the source is granted to: what
+ * person may add to the whole series; counting persons, the least of
+ * max_rows, max_groups and the dimension's keys), so its preview is a
+ * preview with that sensitivity, for a caller the source is granted to: what
  * source_running_counts would show at each step for every key (the keys
  * share their noise's parameters), and what it would charge the caller's
  * ledger and the source's ledger (or each block of the window it reads).
@@ -29,13 +30,19 @@
 
 /*
  * The parameters of a release from the source named by argument 0 with
- * epsilon (1), steps (2, the horizon), mechanism (3) and rho (4), as
+ * epsilon (1), steps (2, the horizon), mechanism (3) and rho (4), counting
+ * rows or persons (count_arg) over a dimension (count_arg + 1), as
  * source_running_counts takes them; the source's bounds into bounds.
  */
 static void
-source_preview_params(FunctionCallInfo fcinfo, SourceBounds *bounds, cc_params *params)
+source_preview_params(FunctionCallInfo fcinfo, int count_arg, SourceBounds *bounds,
+					  cc_params *params)
 {
 	char	   *name = arg_text(fcinfo, 0, "source name");
+	bool		persons = source_count_arg(fcinfo, count_arg);
+	char	   *dimension = PG_NARGS() <= count_arg + 1 || PG_ARGISNULL(count_arg + 1) ? NULL :
+		text_to_cstring(PG_GETARG_TEXT_PP(count_arg + 1));
+	int64		sensitivity;
 	NullableDatum epsilon = fcinfo->args[1];
 	NullableDatum steps = fcinfo->args[2];
 	SpecArgs	args;
@@ -48,16 +55,17 @@ source_preview_params(FunctionCallInfo fcinfo, SourceBounds *bounds, cc_params *
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("steps must be at least 1")));
-	source_for_preview(name, bounds);
+	sensitivity = source_for_preview(name, dimension, persons, bounds);
 	spec_with_defaults(&args, arg_text(fcinfo, 3, "mechanism"), epsilon, steps);
-	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(bounds->max_rows);
+	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(sensitivity);
 	args.field[SPEC_RHO] = fcinfo->args[4];
 	spec_to_params(&args, params);
 }
 
 /*
- * source_preview(source, epsilon, steps, mechanism, rho) -> (t, stddev,
- * bound): what source_running_counts would show at each of its steps.
+ * source_preview(source, epsilon, steps, mechanism, rho, count, dimension)
+ * -> (t, stddev, bound): what source_running_counts would show at each of
+ * its steps.
  */
 PG_FUNCTION_INFO_V1(contcount_source_preview);
 Datum
@@ -66,14 +74,15 @@ contcount_source_preview(PG_FUNCTION_ARGS)
 	SourceBounds bounds;
 	cc_params	params;
 
-	source_preview_params(fcinfo, &bounds, &params);
+	source_preview_params(fcinfo, 5, &bounds, &params);
 	preview_require_steps(params.horizon);
 	preview_put_steps(fcinfo, &params, params.horizon);
 	return (Datum) 0;
 }
 
 /*
- * source_preview_charge(source, epsilon, steps, mechanism, rho, ledger) ->
+ * source_preview_charge(source, epsilon, steps, mechanism, rho, ledger,
+ * count, dimension) ->
  * (mechanism, epsilon, rho, ledger, accounting, charge, releases_left,
  * source_ledger, source_accounting, source_charge, source_releases_left,
  * per_block): what the release would charge the caller's ledger (the one
@@ -94,7 +103,7 @@ contcount_source_preview_charge(PG_FUNCTION_ARGS)
 	Datum		values[12];
 	bool		nulls[12] = {false};
 
-	source_preview_params(fcinfo, &bounds, &params);
+	source_preview_params(fcinfo, 6, &bounds, &params);
 	ledger_preview_charge(PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)),
 						  cc_params_cost(&params), &team);
 	ledger_preview_source_charge(bounds.ledger, cc_params_cost(&params), &data);
