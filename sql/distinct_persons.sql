@@ -202,8 +202,11 @@ FROM test.dp_anchor a,
 ORDER BY t;
 -- every block of the window paid the two counts, 500 each; the two days of
 -- the running counts paid 500 more
-SELECT count(*) AS blocks, min(spent) AS least, max(spent) AS most
-FROM contcount.blocks WHERE source = 'dp_blocks';
+SELECT extract(day FROM a.today - b.block_start) AS days_ago, b.spent
+FROM contcount.blocks b, test.dp_anchor a
+WHERE b.source = 'dp_blocks' AND b.block_start >= a.today - interval '3 days'
+  AND b.block_start < a.today
+ORDER BY b.block_start;
 
 \c - postgres
 SELECT contcount.drop_source('dp_blocks');
