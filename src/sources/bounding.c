@@ -69,7 +69,8 @@ key_equal(const text *a, const text *b)
 
 void
 bounding_init(Bounding *bounding, int32 max_rows, int32 max_groups, bool persons,
-			  Oid unit_type, Oid unit_collation, Datum keys, TimestampTz start, int64 step_usec, int64 nsteps)
+			  Oid unit_type, Oid unit_collation, Datum keys, TimestampTz start, int64 step_usec,
+			  int64 nsteps)
 {
 	bool	   *nulls;
 

@@ -42,9 +42,8 @@ typedef struct Bounding
  * counts each unit's first row in each group only.
  */
 extern void bounding_init(Bounding *bounding, int32 max_rows, int32 max_groups, bool persons,
-						  Oid unit_type,
-						  Oid unit_collation, Datum keys, TimestampTz start, int64 step_usec,
-						  int64 nsteps);
+						  Oid unit_type, Oid unit_collation, Datum keys, TimestampTz start,
+						  int64 step_usec, int64 nsteps);
 
 /*
  * An error unless the aggregate is there: a database still at 0.4, until

@@ -997,8 +997,8 @@ bounded_counts(SourceRelease *release, TimestampTz start, int64 step_usec, int64
 		release->values[1] = TimestampTzGetDatum(start + step_usec * nsteps);
 	}
 	bounding_init(&bounding, release->source.max_rows, release->source.max_groups,
-				  release->persons, release->unit_type, release->unit_collation, release->keys, start, step_usec,
-				  nsteps);
+				  release->persons, release->unit_type, release->unit_collation, release->keys,
+				  start, step_usec, nsteps);
 	owner_begin(&scope);
 	bounding_run(&bounding, release->sql, release->nparams, release->types, release->values);
 	owner_end(&scope);
