@@ -73,7 +73,6 @@ accuracy-table: $(CORE_SRCS) report/accuracy_table.c $(wildcard src/core/*.h)
 	mv docs/mechanisms-and-accuracy.md.new docs/mechanisms-and-accuracy.md
 
 .PHONY: accuracy-table
-EXTRA_CLEAN += $(ACCURACY_BIN)
 
 # The test names, for test/run.
 print-regress:
