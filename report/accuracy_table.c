@@ -28,7 +28,6 @@
  */
 #include "choice.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
