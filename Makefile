@@ -58,6 +58,22 @@ unit: $(UNIT_BIN)
 .PHONY: unit
 EXTRA_CLEAN = $(UNIT_BIN)
 
+# docs/accuracy-table.md: every kind's mean and worst variance at three
+# horizons beside the published frontier (report/accuracy_table.c), and its
+# tables copied into docs/mechanisms-and-accuracy.md between its markers.
+ACCURACY_BIN = report/accuracy_table
+
+accuracy-table: $(CORE_SRCS) report/accuracy_table.c $(wildcard src/core/*.h)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Isrc/core report/accuracy_table.c $(CORE_SRCS) \
+		-lm -o $(ACCURACY_BIN)
+	./$(ACCURACY_BIN) >docs/accuracy-table.md.new
+	mv docs/accuracy-table.md.new docs/accuracy-table.md
+	awk -f report/accuracy_splice.awk docs/accuracy-table.md docs/mechanisms-and-accuracy.md \
+		>docs/mechanisms-and-accuracy.md.new
+	mv docs/mechanisms-and-accuracy.md.new docs/mechanisms-and-accuracy.md
+
+.PHONY: accuracy-table
+
 # The test names, for test/run.
 print-regress:
 	@echo $(REGRESS)
