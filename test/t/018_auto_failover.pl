@@ -50,6 +50,8 @@ my $monitor_uri = "postgres://autoctl_node\@localhost:$port{monitor}/pg_auto_fai
 my $app_uri = "postgres://analyst\@localhost:$port{node1},localhost:$port{node2}/postgres"
   . '?target_session_attrs=read-write&connect_timeout=2';
 my %service;	# name => pid of its pg_autoctl run, leader of its process group
+my @clients;	# the clients' harnesses; they stop once $stop exists
+my $stop = "$dir/stop";
 
 # psql on one node, as a role (postgres unless named): (ok, output, error)
 sub psql_on
@@ -134,6 +136,11 @@ sub kill_service
 
 END
 {
+	if (@clients)
+	{
+		append_to_file($stop, '') unless -e $stop;
+		$_->kill_kill for @clients;
+	}
 	# pg_autoctl stops its postgres on SIGTERM; whatever is left, kill -9
 	for my $name (keys %service)
 	{
@@ -236,9 +243,8 @@ done
 EOF
 chmod 0755, $client;
 my $received = "$dir/received";
-my $stop = "$dir/stop";
 append_to_file($received, '');
-my @clients = map { IPC::Run::start([ $client, $_, $app_uri, $received, $stop ]) } (1, 2);
+@clients = map { IPC::Run::start([ $client, $_, $app_uri, $received, $stop ]) } (1, 2);
 
 # values received (tag => value) and counter steps seen (t => value)
 sub read_received
