@@ -40,7 +40,8 @@ chomp $bindir;
 $ENV{XDG_CONFIG_HOME} = "$dir/config";
 $ENV{XDG_DATA_HOME} = "$dir/data";
 $ENV{XDG_RUNTIME_DIR} = "$dir/run";
-# pg_autoctl connects to its own servers through PGHOST: over TCP
+# pg_autoctl connects to a server it has not started yet through PGHOST:
+# over TCP (the default socket directory may not exist)
 $ENV{PGHOST} = 'localhost';
 delete $ENV{PGPORT};
 
