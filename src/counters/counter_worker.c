@@ -1075,11 +1075,42 @@ connect_to_database(void)
 			(errmsg("contcount step worker started in database \"%s\"", contcount_database)));
 }
 
+/*
+ * Are this server's transactions read-only by default?  A failover manager
+ * fences a node it promotes so: pg_auto_failover sets
+ * default_transaction_read_only until the old primary is known to be
+ * demoted, so that two primaries never both take writes.  The worker must
+ * not write then either: it waits a round (a reload wakes it), rather than
+ * fail on its first write and start again WORKER_RESTART_S later.
+ * *waiting says whether it said so already.  Returns whether it waited.
+ */
+static bool
+wait_while_read_only(bool *waiting)
+{
+	if (!DefaultXactReadOnly)
+	{
+		if (*waiting)
+			ereport(LOG,
+					(errmsg("contcount step worker resuming: default_transaction_read_only is off")));
+		*waiting = false;
+		return false;
+	}
+	if (!*waiting)
+		ereport(LOG,
+				(errmsg("contcount step worker waiting: default_transaction_read_only is on"),
+				 errdetail("Its counters go on from their last committed step once it is off.")));
+	*waiting = true;
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 MAX_SLEEP_MS, PG_WAIT_EXTENSION);
+	return true;
+}
+
 void
 counter_worker_main(Datum arg)
 {
 	CounterShared *cs;
 	TimestampTz last_load = 0;
+	bool		read_only = false;
 
 	(void) arg;
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -1109,6 +1140,8 @@ counter_worker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		if (wait_while_read_only(&read_only))
+			continue;
 		LWLockAcquire(cs->lock, LW_SHARED);
 		reload = cs->reload_requested;
 		LWLockRelease(cs->lock);
