@@ -837,3 +837,25 @@ COMMENT ON FUNCTION contcount.counter_rows() IS
     'the rows of the view contcount.counters: the counters the current role may read';
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule and how late it is';
+
+-- Releases over sharded sources: what a shard runs for its coordinator.
+-- A source's table hash-partitioned by its unit column, whose partitions
+-- are postgres_fdw foreign tables on servers listing contcount in their
+-- `extensions` option, is bounded on each shard by this function, called by
+-- the coordinator as the user of its user mapping, which gets the exact
+-- bounded counts of one table and adds them up before drawing the noise.
+-- Not PUBLIC: the shard's DBA grants it to that user alone (which also needs
+-- SELECT on the table); everyone else gets 42501.  No noise, no charge.
+CREATE FUNCTION contcount.shard_bounded_counts(
+    schema_name text, table_name text, unit_column text, time_column text,
+    key_column text, keys text[], max_rows integer, max_groups integer,
+    start timestamptz, step interval, steps bigint, filter jsonb,
+    window_start timestamptz, window_end timestamptz)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'contcount_shard_bounded_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.shard_bounded_counts(text, text, text, text, text, text[],
+    integer, integer, timestamptz, interval, bigint, jsonb, timestamptz, timestamptz) FROM PUBLIC;
+COMMENT ON FUNCTION contcount.shard_bounded_counts(text, text, text, text, text, text[],
+    integer, integer, timestamptz, interval, bigint, jsonb, timestamptz, timestamptz) IS
+    'a shard''s exact bounded counts of one table, per key and step, for the coordinator''s connection user only: no noise, no charge';
