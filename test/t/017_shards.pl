@@ -9,6 +9,8 @@
 # - only the coordinator's ledgers are charged; the shards have none;
 # - on a shard, a role that is not the coordinator's connection user (no
 #   EXECUTE, or no SELECT on the table) is refused (42501);
+# - over a source with per-block budgets, the shards read the window of
+#   blocks the release paid for: the same release as on one server;
 # - a table partitioned by something else than the unit is bounded at the
 #   coordinator, its rows read through postgres_fdw: the same release, and
 #   the shards' function not called;
@@ -50,9 +52,10 @@ for my $name ('shard1', 'shard2')
 		CREATE ROLE reader LOGIN;
 		$table;
 		CREATE TABLE by_device (user_id int, at timestamptz, device text);
-		GRANT SELECT ON events, by_device TO coord, analyst;
+		CREATE TABLE visits (user_id int, at timestamptz, device text);
+		GRANT SELECT ON events, by_device, visits TO coord, analyst;
 		-- the coordinator loads the test rows through its partitions
-		GRANT INSERT ON events, by_device TO coord;
+		GRANT INSERT ON events, by_device, visits TO coord;
 		GRANT EXECUTE ON FUNCTION $fn TO coord, reader;
 	});
 	push @shards, $shard;
@@ -172,6 +175,30 @@ for my $what ('counts by device', 'running counts')
 }
 $shards[1]->safe_psql('postgres', 'SELECT pg_stat_force_next_flush()');
 is($shards[1]->safe_psql('postgres', $calls), $before_calls, 'and the shards were not asked to bound');
+
+# per-block budgets: the shards read only the window of blocks the release paid for
+$coord->safe_psql('postgres', qq{
+	CREATE TABLE visits (user_id int, at timestamptz, device text) PARTITION BY HASH (user_id);
+	CREATE FOREIGN TABLE visits_0 PARTITION OF visits FOR VALUES WITH (MODULUS 2, REMAINDER 0)
+	  SERVER shard1 OPTIONS (table_name 'visits');
+	CREATE FOREIGN TABLE visits_1 PARTITION OF visits FOR VALUES WITH (MODULUS 2, REMAINDER 1)
+	  SERVER shard2 OPTIONS (table_name 'visits');
+	INSERT INTO visits SELECT * FROM one_server;
+	CREATE TABLE visits_one AS SELECT * FROM one_server;
+	SELECT contcount.protect_table(s, t, 'user_id', 'at', 'data', 3, 2)
+	FROM (VALUES ('visits', 'visits'), ('visits_one', 'visits_one')) v(s, t);
+	SELECT contcount.source_dimension(s, 'device', ARRAY['phone', 'tv', 'web'])
+	FROM unnest(ARRAY['visits', 'visits_one']) s;
+	SELECT contcount.source_blocks(s, '1 day', 100000, '3650 days')
+	FROM unnest(ARRAY['visits', 'visits_one']) s;
+	SELECT contcount.grant_source(s, 'analyst') FROM unnest(ARRAY['visits', 'visits_one']) s;
+});
+my $windowed =
+  "SELECT string_agg(key || ':' || t || ':' || noisy_count, ' ' ORDER BY key, t) FROM contcount.source_running_counts('%s', 1000, '1 day', '2026-01-03 00:00+00', 4, 'binary', 'device')";
+my $windowed_sharded = query($coord, sprintf($windowed, 'visits'));
+like($windowed_sharded, qr/^phone:1:\d+ /, 'blocks: the sharded release answers');
+is($windowed_sharded, query($coord, sprintf($windowed, 'visits_one')),
+	'blocks: the sharded release over a window of blocks equals the one-server release');
 
 # sealed on the shard too: its connection user's settings do not report on the query
 $shards[0]->safe_psql('postgres', 'ALTER ROLE coord SET trace_sort = on');
