@@ -86,6 +86,7 @@ SELECT spent FROM contcount.ledgers WHERE name = 'regress_shard_data';
 
 SELECT contcount.drop_source('regress_shard');
 DROP TABLE test.shard_rows;
+SELECT contcount.drop_ledger('regress_shard_data');
 REVOKE ALL ON SCHEMA test FROM regress_shard_coord, regress_shard_other;
 REVOKE ALL ON FUNCTION test.error_of(text) FROM regress_shard_coord, regress_shard_other;
 REVOKE ALL ON FUNCTION contcount.shard_bounded_counts(text, text, text, text, text, text[],
