@@ -899,3 +899,24 @@ AS 'MODULE_PATHNAME', 'contcount_source_preview_charge'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION contcount.source_preview_charge(text, float8, bigint, text, float8, text, text, text) IS
     'what a release from a protected source (of rows or distinct persons) would charge the caller''s ledger and the source''s ledger (or each block), and how many such releases they can still pay; charges nothing';
+-- Releases over sharded sources: what a shard runs for its coordinator.
+-- A source's table hash-partitioned by its unit column, whose partitions
+-- are postgres_fdw foreign tables on servers listing contcount in their
+-- `extensions` option, is bounded on each shard by this function, called by
+-- the coordinator as the user of its user mapping, which gets the exact
+-- bounded counts of one table and adds them up before drawing the noise.
+-- Not PUBLIC: the shard's DBA grants it to that user alone (which also needs
+-- SELECT on the table); everyone else gets 42501.  No noise, no charge.
+CREATE FUNCTION contcount.shard_bounded_counts(
+    schema_name text, table_name text, unit_column text, time_column text,
+    key_column text, keys text[], max_rows integer, max_groups integer,
+    start timestamptz, step interval, steps bigint, filter jsonb,
+    window_start timestamptz, window_end timestamptz, persons boolean DEFAULT false)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'contcount_shard_bounded_counts'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION contcount.shard_bounded_counts(text, text, text, text, text, text[],
+    integer, integer, timestamptz, interval, bigint, jsonb, timestamptz, timestamptz, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION contcount.shard_bounded_counts(text, text, text, text, text, text[],
+    integer, integer, timestamptz, interval, bigint, jsonb, timestamptz, timestamptz, boolean) IS
+    'a shard''s exact bounded counts of one table, per key and step, for the coordinator''s connection user only: no noise, no charge';

@@ -58,6 +58,7 @@
 #include "releases/release.h"
 #include "releases/spec.h"
 #include "sources/bounding.h"
+#include "sources/shards.h"
 #include "sources/source.h"
 #include "sources/source_blocks.h"
 
@@ -664,6 +665,9 @@ typedef struct SourceRelease
 	Oid			unit_collation;
 	char	   *source_ledger;
 	char	   *sql;
+	AttrNumber	dimension;		/* InvalidAttrNumber without one */
+	int			nfilters;
+	AttrNumber	filters[MAX_FILTERS];	/* their keys: values[] from 2 stepped, else 0 */
 	int			nparams;
 	/* the steps' [$1, $2), the filters, and a window of blocks' last two */
 	Oid			types[2 + MAX_FILTERS + 2];
@@ -786,7 +790,7 @@ read_filters(const char *source, Jsonb *filter, AttrNumber *columns, Datum *want
  */
 static char *
 bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int nfilters,
-				   const AttrNumber *filters)
+				   const AttrNumber *filters, bool window)
 {
 	char	   *relname = get_rel_name(source->relid);
 	char	   *unit;
@@ -819,12 +823,25 @@ bounded_counts_sql(const Source *source, AttrNumber dimension, bool stepped, int
 	for (int i = 0; i < nfilters; i++)
 		appendStringInfo(&sql, " AND (%s)::pg_catalog.text OPERATOR(pg_catalog.=) ANY ($%d)",
 						 column_sql(source, filters[i]), (stepped ? 3 : 1) + i);
-	if (source->blocks.length > 0)
+	if (window)
 		appendStringInfo(&sql, " AND %s OPERATOR(pg_catalog.>=) $%d"
 						 " AND %s OPERATOR(pg_catalog.<) $%d",
 						 time, (stepped ? 3 : 1) + nfilters, time, (stepped ? 4 : 2) + nfilters);
 	appendStringInfoString(&sql, ") rows");
 	return sql.data;
+}
+
+char *
+source_rows_sql(Oid relid, AttrNumber unit, AttrNumber time, AttrNumber dimension, bool stepped,
+				int nfilters, const AttrNumber *filters, bool window)
+{
+	Source		table = {0};
+
+	table.name = get_rel_name(relid);
+	table.relid = relid;
+	table.unit = unit;
+	table.time = time;
+	return bounded_counts_sql(&table, dimension, stepped, nfilters, filters, window);
 }
 
 /*
@@ -929,7 +946,7 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 	MemoryContext old;
 	OwnerScope	scope;
 	AttrNumber	attnum = InvalidAttrNumber;
-	AttrNumber	filter_columns[MAX_FILTERS];
+	AttrNumber *filter_columns = release->filters;
 	int			nfilters = 0;
 	int			first = stepped ? 2 : 0;
 	int32		typmod;
@@ -958,6 +975,8 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 	for (int i = 0; i < nfilters; i++)
 		release->types[first + i] = TEXTARRAYOID;
 	release->nparams = first + nfilters;
+	release->nfilters = nfilters;
+	release->dimension = attnum;
 	if (release->source.blocks.length > 0)
 	{
 		/* the window, set when the release is charged */
@@ -968,7 +987,8 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 	release->source_ledger = MemoryContextStrdup(outer, source_ledger_name(name));
 
 	old = MemoryContextSwitchTo(outer);
-	release->sql = bounded_counts_sql(&release->source, attnum, stepped, nfilters, filter_columns);
+	release->sql = bounded_counts_sql(&release->source, attnum, stepped, nfilters, filter_columns,
+									  release->source.blocks.length > 0);
 	MemoryContextSwitchTo(old);
 	get_atttypetypmodcoll(release->source.relid, release->source.unit, &release->unit_type,
 						  &typmod, &release->unit_collation);
@@ -978,16 +998,119 @@ prepare_release(SourceRelease *release, const char *name, const char *dimension,
 			keep_filtered_keys(release, release->values[first + i]);
 }
 
+/* A column of a table as numbered in one of its partitions. */
+static AttrNumber
+partition_column(Oid relid, Oid partition, AttrNumber attnum)
+{
+	return get_attnum(partition, get_attname(relid, attnum, false));
+}
+
+/* Bound the rows of one partition that is not a shard, here.  Owner scope. */
+static void
+bound_partition(const SourceRelease *release, Bounding *bounding, Oid partition)
+{
+	Oid			relid = release->source.relid;
+	AttrNumber	filters[MAX_FILTERS];
+
+	for (int i = 0; i < release->nfilters; i++)
+		filters[i] = partition_column(relid, partition, release->filters[i]);
+	bounding_run(bounding,
+				 source_rows_sql(partition, partition_column(relid, partition, release->source.unit),
+								 partition_column(relid, partition, release->source.time),
+								 release->dimension == InvalidAttrNumber ? InvalidAttrNumber :
+								 partition_column(relid, partition, release->dimension),
+								 bounding->step_usec > 0, release->nfilters, filters,
+								 release->source.blocks.length > 0),
+				 release->nparams, release->types, release->values);
+}
+
+/* What the shards are asked: the release's rule, keys, steps and filters. */
+static void
+shard_ask(const SourceRelease *release, const Bounding *bounding, ShardAsk *ask)
+{
+	ask->relid = release->source.relid;
+	ask->unit = release->source.unit;
+	ask->time = release->source.time;
+	ask->dimension = release->dimension;
+	ask->keys = release->keys;
+	ask->nkeys = release->nkeys;
+	ask->max_rows = release->source.max_rows;
+	ask->max_groups = release->source.max_groups;
+	ask->persons = release->persons;
+	ask->start = bounding->start;
+	ask->step_usec = bounding->step_usec;
+	ask->nsteps = bounding->nsteps;
+	ask->nfilters = release->nfilters;
+	ask->filters = release->filters;
+	ask->filter_keys = &release->values[bounding->step_usec > 0 ? 2 : 0];
+	ask->window = release->source.blocks.length > 0;
+	ask->window_from = ask->window ? DatumGetTimestampTz(release->values[release->nparams - 2]) : 0;
+	ask->window_to = ask->window ? DatumGetTimestampTz(release->values[release->nparams - 1]) : 0;
+}
+
+/*
+ * A release over a table hash-partitioned by its unit, some partitions
+ * shards: each person's rows are in one partition, so each is bounded on
+ * its own and the counts added up, the shards' on the shards (all asked
+ * before any is waited for), the others' here while the shards work.  A
+ * shard that fails fails the release, after its charge.  Owner scope.
+ */
+static void
+sharded_counts(const SourceRelease *release, Bounding *bounding, List *partitions)
+{
+	ShardCall  *calls = palloc0_array(ShardCall, list_length(partitions));
+	ShardAsk	ask;
+
+	shard_ask(release, bounding, &ask);
+	for (int i = 0; i < list_length(partitions); i++)
+		calls[i].partition = list_nth_oid(partitions, i);
+	PG_TRY();
+	{
+		for (int i = 0; i < list_length(partitions); i++)
+			if (shards_is_shard(calls[i].partition))
+				shards_send(&calls[i], &ask);
+		for (int i = 0; i < list_length(partitions); i++)
+			if (calls[i].conn == NULL)
+				bound_partition(release, bounding, calls[i].partition);
+		for (int i = 0; i < list_length(partitions); i++)
+			if (calls[i].conn != NULL)
+				shards_collect(&calls[i], &ask, bounding->counts);
+	}
+	PG_FINALLY();
+	{
+		for (int i = 0; i < list_length(partitions); i++)
+			shards_close(&calls[i]);
+	}
+	PG_END_TRY();
+}
+
+/* Has the table a partition that is a shard? */
+static bool
+has_shard(List *partitions)
+{
+	ListCell   *lc;
+
+	foreach(lc, partitions)
+		if (shards_is_shard(lfirst_oid(lc)))
+			return true;
+	return false;
+}
+
 /*
  * The bounded counts of a release, nsteps a key in the keys' order, steps
  * of step_usec from start (one step of all rows: nsteps 1, step_usec 0),
  * its query run as the owner; start and end are its $1 and $2, stepped.
+ * A table hash-partitioned by the unit with shards among its partitions is
+ * bounded partition by partition; any other, here, in one query (through
+ * postgres_fdw for its foreign partitions): a person's rows split between
+ * servers are bounded only where they all are.
  */
 static int64 *
 bounded_counts(SourceRelease *release, TimestampTz start, int64 step_usec, int64 nsteps)
 {
 	Bounding	bounding;
 	OwnerScope	scope;
+	List	   *partitions;
 
 	if (step_usec > 0)
 	{
@@ -1000,7 +1123,11 @@ bounded_counts(SourceRelease *release, TimestampTz start, int64 step_usec, int64
 				  release->persons, release->unit_type, release->unit_collation, release->keys,
 				  start, step_usec, nsteps);
 	owner_begin(&scope);
-	bounding_run(&bounding, release->sql, release->nparams, release->types, release->values);
+	partitions = shards_partitions(release->source.relid, release->source.unit);
+	if (has_shard(partitions))
+		sharded_counts(release, &bounding, partitions);
+	else
+		bounding_run(&bounding, release->sql, release->nparams, release->types, release->values);
 	owner_end(&scope);
 	return bounding.counts;
 }

@@ -99,6 +99,17 @@ extern char *source_live_column(Oid relid, AttrNumber attnum);
 extern char *source_time_sql(Oid relid, AttrNumber attnum, const char *column);
 
 /*
+ * The query of a release over a table (a source's, a partition of it, a
+ * shard's): contcount.bounded_counts() over the rows with a unit, stepped
+ * those with a time in [$1, $2), those whose columns filters (text[] each,
+ * from $3 stepped, else $1) keep, and with window those in the window of
+ * the two parameters after.  Column numbers are the table's.  42P01, 42703
+ * if the table or a column is gone, 42804 for a time column of another type.
+ */
+extern char *source_rows_sql(Oid relid, AttrNumber unit, AttrNumber time, AttrNumber dimension,
+							 bool stepped, int nfilters, const AttrNumber *filters, bool window);
+
+/*
  * The name of a counter that counts source (the first by name), or NULL.
  * Owner scope, with the current transaction's changes.
  */
