@@ -837,3 +837,69 @@ COMMENT ON FUNCTION contcount.counter_rows() IS
     'the rows of the view contcount.counters: the counters the current role may read';
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule and how late it is';
+
+-- ---------------------------------------------------------------------
+-- Alerts over released values: a NOTIFY when a counter's released running
+-- count crosses a threshold (docs/alerts.md)
+-- ---------------------------------------------------------------------
+
+-- An alert asks the step worker to NOTIFY a channel, in the transaction of
+-- the step whose released value (as current() shows it) crosses threshold
+-- upwards: at or above it, where the release before was below it (or there
+-- was none).  Post-processing of released values: it charges nothing.  The
+-- last crossing is kept with the alert.  A configuration table, dropped with
+-- its counter; only the extension's owner reads it.
+CREATE SEQUENCE contcount.counter_alert_id;
+CREATE TABLE contcount.counter_alert (
+    id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.counter_alert_id'),
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    key text,
+    threshold numeric NOT NULL,
+    channel text NOT NULL,
+    owner oid NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    fired_step bigint,
+    fired_value bigint
+);
+CREATE INDEX counter_alert_counter ON contcount.counter_alert (counter_id);
+ALTER SEQUENCE contcount.counter_alert_id OWNED BY contcount.counter_alert.id;
+REVOKE ALL ON contcount.counter_alert, contcount.counter_alert_id FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_alert', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_alert_id', '');
+COMMENT ON SEQUENCE contcount.counter_alert_id IS
+    'internal: the ids of alerts';
+COMMENT ON TABLE contcount.counter_alert IS
+    'internal: the alerts over counters'' released values, with their last crossing; extension owner only';
+COMMENT ON INDEX contcount.counter_alert_counter IS
+    'internal: a step finds its counter''s alerts';
+
+CREATE FUNCTION contcount.create_alert(
+    counter text,
+    threshold numeric,
+    channel text DEFAULT 'contcount_alert',
+    key text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_create_alert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_alert(text, numeric, text, text) IS
+    'NOTIFY a channel when a counter''s released running count crosses a threshold; for a role that may read the counter; charges nothing';
+
+CREATE FUNCTION contcount.drop_alert(id bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_drop_alert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.drop_alert(bigint) IS
+    'drop an alert the current role (or a role it is a member of) created';
+
+CREATE FUNCTION contcount.alert_rows(
+    OUT id bigint, OUT counter text, OUT key text, OUT threshold numeric, OUT channel text,
+    OUT owner regrole, OUT created_at timestamptz, OUT fired_step bigint, OUT fired_value bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_alert_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.alerts AS SELECT * FROM contcount.alert_rows();
+GRANT SELECT ON contcount.alerts TO PUBLIC;
+COMMENT ON FUNCTION contcount.alert_rows() IS
+    'the rows of the view contcount.alerts: the alerts of the current role';
+COMMENT ON VIEW contcount.alerts IS
+    'the alerts the current role created (a superuser: all), with their last crossing';

@@ -1,0 +1,103 @@
+# Alerts over released values reach a client that listens: a role that is
+# not a superuser, allowed to read a counter, LISTENs on the channel of its
+# alert and hears, for each step whose released value (as history() shows
+# it) crosses the threshold upwards, one notification whose payload is that
+# step and that released value, and nothing for the other steps; a channel
+# whose threshold is never reached stays silent.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('alerts');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'contcount'
+contcount.database = 'postgres'
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION contcount;
+	SELECT contcount.create_ledger('app', 100);
+	SET contcount.ledger = 'app';
+	SELECT contcount.create_counter('signups', 1, mechanism => 'binary', horizon => 100,
+		step => '1 day');
+	CREATE TABLE signups (n int);
+	SELECT contcount.attach_counter('signups', 'signups');
+	CREATE ROLE regress_listener LOGIN;
+	SELECT contcount.grant_counter('signups', 'regress_listener');
+});
+my @listener = (extra_params => [ '-U', 'regress_listener' ]);
+my $threshold = 40;
+$node->safe_psql('postgres', qq{
+	SELECT contcount.create_alert('signups', $threshold);
+	SELECT contcount.create_alert('signups', 1e9, channel => 'never');
+}, @listener);
+
+my $s = $node->background_psql('postgres', @listener);
+$s->query_safe('LISTEN contcount_alert; LISTEN never');
+
+# Counts that go up by 15 a step, then stay: the released values cross 40
+# at least once, and may go back below it and cross again.
+for my $step (1 .. 8)
+{
+	$node->safe_psql('postgres',
+		'INSERT INTO signups SELECT 1 FROM generate_series(1, 15)') if $step <= 5;
+	$node->safe_psql('postgres', q{SELECT contcount.tick('signups')});
+}
+
+# What the listener may read: the released values, and the steps where they
+# cross the threshold upwards.
+my @released = map { [ split /\|/ ] } split /\n/,
+  $node->safe_psql('postgres', 'SELECT t, noisy_count FROM contcount.history(\'signups\') ORDER BY t',
+	@listener);
+is(scalar @released, 8, 'eight steps released');
+my @expected;
+for my $i (0 .. $#released)
+{
+	push @expected, "$released[$i][0]:$released[$i][1]"
+	  if $released[$i][1] >= $threshold && ($i == 0 || $released[$i - 1][1] < $threshold);
+}
+ok(@expected >= 1, 'the released values cross the threshold');
+
+# The notifications psql printed, once every one has arrived.
+my $notice = qr/Asynchronous notification "(\w+)" with payload "(.*)" received from/;
+my @heard;
+for (1 .. 100)
+{
+	my $out = $s->query_safe('SELECT 1');
+	push @heard, [ $1, $2 ] while $out =~ /$notice/g;
+	last if @heard >= @expected;
+	usleep(100_000);
+}
+usleep(500_000);
+my $out = $s->query_safe('SELECT 1');
+push @heard, [ $1, $2 ] while $out =~ /$notice/g;
+$s->quit;
+
+is(scalar(grep { $_->[0] ne 'contcount_alert' } @heard), 0,
+	'a threshold never reached sends nothing');
+my @payloads = map { $_->[1] } @heard;
+my @got;
+for (@payloads)
+{
+	like($_,
+		qr/^\{"alert" : \d+, "counter" : "signups", "key" : null, "step" : \d+, "value" : -?\d+, "threshold" : $threshold\}$/,
+		'the payload names the counter, no key, the step, the released value, the threshold');
+	push @got, "$1:$2" if /"step" : (\d+), "value" : (-?\d+)/;
+}
+is_deeply(\@got, \@expected,
+	'one notification for each step whose released value crosses the threshold, with that value')
+  or diag('released: ' . join(' ', map { "$_->[0]:$_->[1]" } @released));
+
+# The alert records its last crossing, as the listener sees in the view.
+is( $node->safe_psql('postgres',
+		q{SELECT fired_step || ':' || fired_value FROM contcount.alerts WHERE channel = 'contcount_alert'},
+		@listener),
+	$expected[-1],
+	'the view shows the last crossing');
+
+done_testing();
