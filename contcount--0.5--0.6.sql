@@ -884,6 +884,50 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION contcount.create_alert(text, numeric, text, text) IS
     'NOTIFY a channel when a counter''s released running count crosses a threshold; for a role that may read the counter; charges nothing';
 
+-- An alert over a quantity that is not released: the sparse vector technique
+-- (Dwork and Roth's Sparse, src/core/sparse_vector.c) over the sum of a
+-- counter's exact increments in its last window_steps steps, compared at
+-- each step with a noisy threshold; create_sparse_alert charges epsilon
+-- once for up to max_positives answers above it, after which it stops.  Its
+-- state holds the threshold's noise and the window's exact increments:
+-- only the extension's owner reads it.  Not a configuration table: a copy
+-- of its state would answer with the same noise, unpaid, so pg_dump leaves
+-- it out and a restored counter has no sparse alert.
+CREATE TABLE contcount.counter_sparse_alert (
+    id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.counter_alert_id'),
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    threshold bigint NOT NULL,
+    window_steps integer NOT NULL,
+    epsilon float8 NOT NULL,
+    max_positives integer NOT NULL,
+    channel text NOT NULL,
+    owner oid NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    state bytea NOT NULL,
+    positives integer NOT NULL DEFAULT 0,
+    fired_step bigint
+);
+CREATE INDEX counter_sparse_alert_counter ON contcount.counter_sparse_alert (counter_id);
+REVOKE ALL ON contcount.counter_sparse_alert FROM PUBLIC;
+COMMENT ON TABLE contcount.counter_sparse_alert IS
+    'internal: the sparse vector alerts over counters'' exact window counts, with their noisy state; extension owner only';
+COMMENT ON INDEX contcount.counter_sparse_alert_counter IS
+    'internal: a step finds its counter''s sparse vector alerts';
+
+CREATE FUNCTION contcount.create_sparse_alert(
+    counter text,
+    threshold bigint,
+    window_steps integer,
+    epsilon float8,
+    max_positives integer DEFAULT 1,
+    channel text DEFAULT 'contcount_alert',
+    ledger text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_create_sparse_alert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_sparse_alert(text, bigint, integer, float8, integer, text, text) IS
+    'NOTIFY a channel when a counter''s count of its last window_steps steps is above a threshold, by the sparse vector technique; for its owner; charges epsilon once for up to max_positives';
+
 CREATE FUNCTION contcount.drop_alert(id bigint)
 RETURNS void
 AS 'MODULE_PATHNAME', 'contcount_drop_alert'
@@ -892,8 +936,10 @@ COMMENT ON FUNCTION contcount.drop_alert(bigint) IS
     'drop an alert the current role (or a role it is a member of) created';
 
 CREATE FUNCTION contcount.alert_rows(
-    OUT id bigint, OUT counter text, OUT key text, OUT threshold numeric, OUT channel text,
-    OUT owner regrole, OUT created_at timestamptz, OUT fired_step bigint, OUT fired_value bigint)
+    OUT id bigint, OUT kind text, OUT counter text, OUT key text, OUT threshold numeric,
+    OUT channel text, OUT owner regrole, OUT created_at timestamptz, OUT fired_step bigint,
+    OUT fired_value bigint, OUT window_steps integer, OUT epsilon float8,
+    OUT max_positives integer, OUT positives integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'contcount_alert_rows'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
@@ -902,4 +948,4 @@ GRANT SELECT ON contcount.alerts TO PUBLIC;
 COMMENT ON FUNCTION contcount.alert_rows() IS
     'the rows of the view contcount.alerts: the alerts of the current role';
 COMMENT ON VIEW contcount.alerts IS
-    'the alerts the current role created (a superuser: all), with their last crossing';
+    'the alerts the current role created (a superuser: all), released or sparse_vector, with their last firing';

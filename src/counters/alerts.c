@@ -39,27 +39,15 @@
 #include "utils/resowner.h"
 
 #include "common/owner_spi.h"
+#include "counters/alert_args.h"
 #include "counters/alerts.h"
-
-/* The alerts a role that is not a superuser may hold, over all counters. */
-#define ALERTS_PER_ROLE 100
+#include "counters/sparse_alerts.h"
 
 /*
  * Past this use of the NOTIFY queue (a listener that reads nothing keeps it
  * full), a step sends no notification rather than fail at its commit.
  */
 #define QUEUE_USAGE_LIMIT 0.5
-
-/* A text argument: null is refused (22004). */
-static char *
-text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", what)));
-	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
-}
 
 /* The threshold: a finite number (22004 if null, 22023 if not finite). */
 static Datum
@@ -77,22 +65,6 @@ threshold_arg(FunctionCallInfo fcinfo, int argno)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("threshold must be a finite number")));
 	return NumericGetDatum(threshold);
-}
-
-/*
- * The channel: a name NOTIFY takes (22023 otherwise), checked now so that
- * no step fails on it.
- */
-static char *
-channel_arg(FunctionCallInfo fcinfo, int argno)
-{
-	char	   *channel = text_arg(fcinfo, argno, "channel");
-
-	if (channel[0] == '\0' || strlen(channel) >= NAMEDATALEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("channel must have 1 to %d bytes", NAMEDATALEN - 1)));
-	return channel;
 }
 
 /*
@@ -120,31 +92,6 @@ readable_counter(const char *name, Oid caller)
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
-/* A role that is not a superuser holds at most ALERTS_PER_ROLE alerts (53400). */
-static void
-require_alert_room(Oid caller)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(caller)};
-	bool		isnull;
-	int64		held;
-
-	if (superuser_arg(caller))
-		return;
-	owner_run(&plan,
-			  "SELECT pg_catalog.count(*) FROM contcount.counter_alert "
-			  "WHERE owner OPERATOR(pg_catalog.=) $1",
-			  1, types, values, NULL, SPI_OK_SELECT);
-	held = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (held >= ALERTS_PER_ROLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("role \"%s\" holds %d alerts, as many as a role may",
-						GetUserNameFromId(caller, false), ALERTS_PER_ROLE),
-				 errhint("Drop one with contcount.drop_alert().")));
-}
-
 /*
  * create_alert(counter, threshold, channel, key): the new alert's id.  A
  * counter without keys takes no key (42704).
@@ -154,9 +101,9 @@ Datum
 contcount_create_alert(PG_FUNCTION_ARGS)
 {
 	static SPIPlanPtr plan = NULL;
-	char	   *counter = text_arg(fcinfo, 0, "counter");
+	char	   *counter = alert_text_arg(fcinfo, 0, "counter");
 	Datum		threshold = threshold_arg(fcinfo, 1);
-	char	   *channel = channel_arg(fcinfo, 2);
+	char	   *channel = alert_channel_arg(fcinfo, 2);
 	OwnerScope	scope;
 	Oid			types[4] = {INT8OID, NUMERICOID, TEXTOID, OIDOID};
 	Datum		values[4];
@@ -170,7 +117,7 @@ contcount_create_alert(PG_FUNCTION_ARGS)
 				 errmsg("counter \"%s\" has no key \"%s\"", counter,
 						text_to_cstring(PG_GETARG_TEXT_PP(3))),
 				 errdetail("Counter \"%s\" releases one running count, without keys.", counter)));
-	require_alert_room(scope.caller);
+	alert_require_room(scope.caller);
 	values[1] = threshold;
 	values[2] = CStringGetTextDatum(channel);
 	values[3] = ObjectIdGetDatum(scope.caller);
@@ -208,20 +155,27 @@ contcount_drop_alert(PG_FUNCTION_ARGS)
 	snprintf(name, sizeof(name), INT64_FORMAT, PG_GETARG_INT64(0));
 	owner_begin(&scope);
 	owner_select_existing(&read_plan,
-						  "SELECT owner FROM contcount.counter_alert WHERE id OPERATOR(pg_catalog.=) $1",
+						  "SELECT owner FROM contcount.counter_alert WHERE id OPERATOR(pg_catalog.=) $1 "
+						  "UNION ALL SELECT owner FROM contcount.counter_sparse_alert "
+						  "WHERE id OPERATOR(pg_catalog.=) $1",
 						  1, types, values, "alert", name);
 	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	if (!has_privs_of_role(scope.caller, owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be the creator of alert %s", name)));
-	owner_run(&drop_plan, "DELETE FROM contcount.counter_alert WHERE id OPERATOR(pg_catalog.=) $1",
+	owner_run(&drop_plan,
+			  "WITH r AS (DELETE FROM contcount.counter_alert WHERE id OPERATOR(pg_catalog.=) $1) "
+			  "DELETE FROM contcount.counter_sparse_alert WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	owner_end(&scope);
 	PG_RETURN_VOID();
 }
 
-/* The rows of contcount.alerts: the alerts of roles whose rights the caller has. */
+/*
+ * The rows of contcount.alerts: the alerts of both kinds of the roles whose
+ * rights the caller has.
+ */
 PG_FUNCTION_INFO_V1(contcount_alert_rows);
 Datum
 contcount_alert_rows(PG_FUNCTION_ARGS)
@@ -236,10 +190,18 @@ contcount_alert_rows(PG_FUNCTION_ARGS)
 	owner_begin(&scope);
 	values[0] = ObjectIdGetDatum(scope.caller);
 	owner_run(&plan,
-			  "SELECT a.id, c.name, a.key, a.threshold, a.channel, a.owner::pg_catalog.regrole, "
-			  "a.created_at, a.fired_step, a.fired_value FROM contcount.counter_alert a "
+			  "SELECT a.id, 'released', c.name, a.key, a.threshold, a.channel, "
+			  "a.owner::pg_catalog.regrole, a.created_at, a.fired_step, a.fired_value, "
+			  "NULL::pg_catalog.int4, NULL::pg_catalog.float8, NULL::pg_catalog.int4, "
+			  "NULL::pg_catalog.int4 FROM contcount.counter_alert a "
 			  "JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) a.counter_id "
-			  "WHERE pg_catalog.pg_has_role($1, a.owner, 'USAGE') ORDER BY a.id",
+			  "WHERE pg_catalog.pg_has_role($1, a.owner, 'USAGE') "
+			  "UNION ALL SELECT s.id, 'sparse_vector', c.name, NULL, s.threshold::pg_catalog.numeric, "
+			  "s.channel, s.owner::pg_catalog.regrole, s.created_at, s.fired_step, NULL, "
+			  "s.window_steps, s.epsilon, s.max_positives, s.positives "
+			  "FROM contcount.counter_sparse_alert s "
+			  "JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) s.counter_id "
+			  "WHERE pg_catalog.pg_has_role($1, s.owner, 'USAGE') ORDER BY 1",
 			  1, types, values, NULL, SPI_OK_SELECT);
 	for (uint64 i = 0; i < SPI_processed; i++)
 		tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
@@ -309,12 +271,6 @@ notify_crossings(int64 counter, const char *key, int64 step)
 	Datum		args[3];
 	char		nulls[3] = {' ', ' ', 'n'};
 
-	if (DatumGetFloat8(DirectFunctionCall1(pg_notification_queue_usage, (Datum) 0)) >
-		QUEUE_USAGE_LIMIT)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("the NOTIFY queue is more than %.0f%% full", QUEUE_USAGE_LIMIT * 100),
-				 errhint("A session that listens and reads nothing keeps it full.")));
 	args[0] = Int64GetDatum(counter);
 	args[1] = Int64GetDatum(step);
 	if (key != NULL)
@@ -326,18 +282,44 @@ notify_crossings(int64 counter, const char *key, int64 step)
 		elog(ERROR, "could not fire the alerts of counter " INT64_FORMAT, counter);
 }
 
+/*
+ * Refuse to NOTIFY (an error) when the queue is too full: better than an
+ * error at the step's commit.
+ */
+static void
+require_queue_room(void)
+{
+	if (DatumGetFloat8(DirectFunctionCall1(pg_notification_queue_usage, (Datum) 0)) >
+		QUEUE_USAGE_LIMIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the NOTIFY queue is more than %.0f%% full", QUEUE_USAGE_LIMIT * 100),
+				 errhint("A session that listens and reads nothing keeps it full.")));
+}
+
+/*
+ * Both kinds of alert, in a subtransaction: an error loses this step's
+ * notifications (and the sparse vector alerts' query of this step, as if it
+ * had not been asked), never the step.
+ */
 void
-alerts_fire(int64 counter, const char *key, int64 step)
+alerts_fire(int64 counter, const char *key, int64 step, int64 increment)
 {
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner resowner = CurrentResourceOwner;
+	bool		released = has_alerts(counter);
+	bool		sparse = key == NULL && sparse_alerts_exist(counter);
 
-	if (!has_alerts(counter))
+	if (!released && !sparse)
 		return;
 	BeginInternalSubTransaction(NULL);
 	PG_TRY();
 	{
-		notify_crossings(counter, key, step);
+		require_queue_room();
+		if (released)
+			notify_crossings(counter, key, step);
+		if (sparse)
+			sparse_alerts_step(counter, step, increment);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();

@@ -921,7 +921,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		pay_copy(&step);
 	pay_next_blocks(&step);
 	store_step(&step);
-	alerts_fire(step.id, NULL, step.release.t);
+	alerts_fire(step.id, NULL, step.release.t, items);
 	end_work();
 	if (step.refusal != NULL)
 		ereport(LOG,
