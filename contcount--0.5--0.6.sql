@@ -892,7 +892,9 @@ COMMENT ON FUNCTION contcount.create_alert(text, numeric, text, text) IS
 -- state holds the threshold's noise and the window's exact increments:
 -- only the extension's owner reads it.  Not a configuration table: a copy
 -- of its state would answer with the same noise, unpaid, so pg_dump leaves
--- it out and a restored counter has no sparse alert.
+-- it out and a restored counter has no sparse alert; a copy that travels
+-- otherwise (pg_upgrade) is found away from the place it recorded, as a
+-- counter's is, and dropped at its counter's next step.
 CREATE TABLE contcount.counter_sparse_alert (
     id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.counter_alert_id'),
     counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
@@ -905,7 +907,10 @@ CREATE TABLE contcount.counter_sparse_alert (
     created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     state bytea NOT NULL,
     positives integer NOT NULL DEFAULT 0,
-    fired_step bigint
+    fired_step bigint,
+    place_system bigint NOT NULL,
+    place_database oid NOT NULL,
+    place_table oid NOT NULL
 );
 CREATE INDEX counter_sparse_alert_counter ON contcount.counter_sparse_alert (counter_id);
 REVOKE ALL ON contcount.counter_sparse_alert FROM PUBLIC;

@@ -86,8 +86,17 @@ SELECT spent FROM contcount.ledgers WHERE name = 'sparse';
 SELECT test.error_of($$SELECT state FROM contcount.counter_sparse_alert$$);
 
 
+-- A copy of an alert's state (pg_upgrade carries it; simulated here by
+-- moving its record) is dropped at the next step, before it answers.
+\c - postgres
+UPDATE contcount.counter_sparse_alert SET place_database = 0 WHERE channel = 'never';
+SELECT contcount.tick('windowed');
+\c - regress_sparse_owner
+SELECT kind, threshold, channel FROM contcount.alerts ORDER BY id;
+
 -- The creator drops it; dropping the counter drops the rest.
 SELECT contcount.drop_alert(:twice);
+SELECT contcount.create_sparse_alert('windowed', 10, 2, 0.5, ledger => 'sparse') IS NOT NULL AS another;
 SELECT count(*) FROM contcount.alerts;
 SELECT contcount.drop_counter('windowed');
 SELECT count(*) FROM contcount.alerts;

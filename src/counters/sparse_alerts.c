@@ -21,6 +21,11 @@
  * change the sum of any steps by at most that.  A counter over a protected
  * source is refused (0A000): its charges go to the source's ledger too.
  *
+ * An alert records where its state lives, as a counter does
+ * (counter_place_here): a copy found elsewhere (pg_upgrade; pg_dump leaves
+ * the table out) would answer again with the noise the original draws from,
+ * unpaid, so it is dropped at its counter's next step, before any question.
+ *
  * IDENTIFICATION
  *	  src/counters/sparse_alerts.c
  */
@@ -39,6 +44,7 @@
 #include "core/mechanism.h"
 #include "core/sparse_vector.h"
 #include "counters/alert_args.h"
+#include "counters/counter.h"
 #include "counters/sparse_alerts.h"
 #include "ledger/ledger.h"
 
@@ -122,13 +128,19 @@ insert_sparse_alert(int64 counter, const cc_svt_params *params, double epsilon,
 					const char *channel, Oid owner)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[8] = {INT8OID, INT8OID, INT4OID, FLOAT8OID, INT4OID, TEXTOID, OIDOID,
-	BYTEAOID};
-	Datum		values[8];
+	Oid			types[11] = {INT8OID, INT8OID, INT4OID, FLOAT8OID, INT4OID, TEXTOID, OIDOID,
+	BYTEAOID, INT8OID, OIDOID, OIDOID};
+	Datum		values[11];
 	size_t		len = cc_svt_bytes(params->window);
 	bytea	   *state = palloc(VARHDRSZ + len);
 	bool		isnull;
+	CounterPlace here;
 
+	if (!counter_place_here(&here))
+		elog(ERROR, "contcount.counter has no place columns");
+	values[8] = Int64GetDatum(here.system);
+	values[9] = ObjectIdGetDatum(here.database);
+	values[10] = ObjectIdGetDatum(here.table);
 	cc_svt_start((cc_svt *) VARDATA(state), params, strong_rng());
 	SET_VARSIZE(state, VARHDRSZ + len);
 	values[0] = Int64GetDatum(counter);
@@ -141,9 +153,9 @@ insert_sparse_alert(int64 counter, const cc_svt_params *params, double epsilon,
 	values[7] = PointerGetDatum(state);
 	owner_run(&plan,
 			  "INSERT INTO contcount.counter_sparse_alert (counter_id, threshold, window_steps, "
-			  "epsilon, max_positives, channel, owner, state) "
-			  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-			  8, types, values, NULL, SPI_OK_INSERT_RETURNING);
+			  "epsilon, max_positives, channel, owner, state, place_system, place_database, "
+			  "place_table) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+			  11, types, values, NULL, SPI_OK_INSERT_RETURNING);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
@@ -269,12 +281,44 @@ read_sparse_alerts(int64 counter, int64 **ids, cc_svt ***states)
 	return n;
 }
 
+/* Drop the counter's sparse vector alerts whose state was copied here. */
+static void
+drop_copies(int64 counter)
+{
+	Oid			types[4] = {INT8OID, INT8OID, OIDOID, OIDOID};
+	Datum		args[4];
+	CounterPlace here;
+
+	if (!counter_place_here(&here))
+		elog(ERROR, "contcount.counter has no place columns");
+	args[0] = Int64GetDatum(counter);
+	args[1] = Int64GetDatum(here.system);
+	args[2] = ObjectIdGetDatum(here.database);
+	args[3] = ObjectIdGetDatum(here.table);
+	if (SPI_execute_with_args("DELETE FROM contcount.counter_sparse_alert "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1 "
+							  "AND (place_system OPERATOR(pg_catalog.<>) $2 "
+							  "OR place_database OPERATOR(pg_catalog.<>) $3 "
+							  "OR place_table OPERATOR(pg_catalog.<>) $4)",
+							  4, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not drop the copied sparse vector alerts of counter " INT64_FORMAT,
+			 counter);
+	if (SPI_processed > 0)
+		ereport(LOG,
+				(errmsg("dropped " UINT64_FORMAT " sparse vector alerts of counter " INT64_FORMAT
+						" whose state was copied here", SPI_processed, counter),
+				 errdetail("A copy would answer again with the noise its original drew, unpaid.")));
+}
+
 void
 sparse_alerts_step(int64 counter, int64 step, int64 increment)
 {
 	int64	   *ids;
 	cc_svt	  **states;
-	int			n = read_sparse_alerts(counter, &ids, &states);
+	int			n;
+
+	drop_copies(counter);
+	n = read_sparse_alerts(counter, &ids, &states);
 
 	for (int i = 0; i < n; i++)
 	{
