@@ -6,7 +6,8 @@
 # whose threshold is never reached stays silent.  A sparse vector alert on
 # the same counter sends one notification, at the step whose exact window
 # count first passes its threshold (far from its noise), with no count in
-# it, then stops.
+# it, then stops.  A step whose commit waits (for a synchronous standby)
+# is heard of only once committed, when history() shows it too.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -15,7 +16,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('alerts');
-$node->init;
+$node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'contcount'
 contcount.database = 'postgres'
@@ -106,6 +107,56 @@ for (@payloads)
 is_deeply(\@got, \@expected,
 	'one notification for each step whose released value crosses the threshold, with that value')
   or diag('released: ' . join(' ', map { "$_->[0]:$_->[1]" } @released));
+
+# Heard only once committed: a step whose commit waits (for a synchronous
+# standby that does not exist) has stored its release and sent its NOTIFY
+# in its transaction, yet the listener hears nothing and history() shows
+# nothing of it; once the commit completes, both.
+$node->safe_psql('postgres', q{
+	SELECT contcount.create_counter('held', 1, mechanism => 'binary', horizon => 100,
+		step => '1 day', ledger => 'app');
+	SELECT contcount.grant_counter('held', 'regress_listener');
+});
+$node->safe_psql('postgres',
+	q{SELECT contcount.create_alert('held', -1000, channel => 'held')}, @listener);
+$s = $node->background_psql('postgres', @listener);
+$s->query_safe('LISTEN held');
+$node->safe_psql('postgres', q{ALTER SYSTEM SET synchronous_standby_names = 'nobody'});
+$node->reload;
+# the checkpointer reads it on its own time: then every commit waits
+$node->poll_query_until('postgres', q{SHOW synchronous_standby_names}, 'nobody')
+  or die 'the setting is not reloaded';
+sleep(2);
+my ($in, $tick_out, $tick_err) = ('', '', '');
+my $ticker = IPC::Run::start(
+	[ 'psql', '-X', '-A', '-t', '-d', $node->connstr('postgres'), '-c', q{SELECT contcount.tick('held')} ],
+	\$in, \$tick_out, \$tick_err);
+$node->poll_query_until('postgres',
+	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'contcount step worker' AND wait_event = 'SyncRep'})
+  or do { $ticker->finish; die "the step does not wait for its commit: $tick_out $tick_err" };
+usleep(500_000);
+my $held = $s->query_safe(q{SELECT count(*) FROM contcount.history('held')});
+is($held, '0', 'a step waiting for its commit shows no release');
+$held = $s->query_safe('SELECT 1');
+unlike($held, qr/Asynchronous notification "held"/, 'and its NOTIFY is not heard');
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET synchronous_standby_names});
+$node->reload;
+$ticker->finish;
+my @held_heard;
+for (1 .. 100)
+{
+	my $out = $s->query_safe('SELECT 1');
+	push @held_heard, $2 while $out =~ /$notice/g;
+	last if @held_heard;
+	usleep(100_000);
+}
+$s->quit;
+my $held_release = $node->safe_psql('postgres',
+	q{SELECT t || ':' || noisy_count FROM contcount.history('held')}, @listener);
+is(scalar(@held_heard), 1, 'once committed, the notification is heard');
+like($held_heard[0] // '', qr/"step" : 1, "value" : -?\d+/, 'for step 1');
+my ($held_value) = ($held_heard[0] // '') =~ /"value" : (-?\d+)/;
+is("1:" . ($held_value // ''), $held_release, 'with the value history() now shows');
 
 # The alert records its last crossing, as the listener sees in the view.
 is( $node->safe_psql('postgres',
