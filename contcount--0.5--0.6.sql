@@ -920,3 +920,119 @@ REVOKE ALL ON FUNCTION contcount.shard_bounded_counts(text, text, text, text, te
 COMMENT ON FUNCTION contcount.shard_bounded_counts(text, text, text, text, text, text[],
     integer, integer, timestamptz, interval, bigint, jsonb, timestamptz, timestamptz, boolean) IS
     'a shard''s exact bounded counts of one table, per key and step, for the coordinator''s connection user only: no noise, no charge';
+-- ---------------------------------------------------------------------
+-- Alerts over released values: a NOTIFY when a counter's released running
+-- count crosses a threshold (docs/alerts.md)
+-- ---------------------------------------------------------------------
+
+-- An alert asks the step worker to NOTIFY a channel, in the transaction of
+-- the step whose released value (as current() shows it) crosses threshold
+-- upwards: at or above it, where the release before was below it (or there
+-- was none).  Post-processing of released values: it charges nothing.  The
+-- last crossing is kept with the alert.  A configuration table, dropped with
+-- its counter; only the extension's owner reads it.
+CREATE SEQUENCE contcount.counter_alert_id;
+CREATE TABLE contcount.counter_alert (
+    id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.counter_alert_id'),
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    key text,
+    threshold numeric NOT NULL,
+    channel text NOT NULL,
+    owner oid NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    fired_step bigint,
+    fired_value bigint
+);
+CREATE INDEX counter_alert_counter ON contcount.counter_alert (counter_id);
+ALTER SEQUENCE contcount.counter_alert_id OWNED BY contcount.counter_alert.id;
+REVOKE ALL ON contcount.counter_alert, contcount.counter_alert_id FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_alert', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_alert_id', '');
+COMMENT ON SEQUENCE contcount.counter_alert_id IS
+    'internal: the ids of alerts';
+COMMENT ON TABLE contcount.counter_alert IS
+    'internal: the alerts over counters'' released values, with their last crossing; extension owner only';
+COMMENT ON INDEX contcount.counter_alert_counter IS
+    'internal: a step finds its counter''s alerts';
+
+CREATE FUNCTION contcount.create_alert(
+    counter text,
+    threshold numeric,
+    channel text DEFAULT 'contcount_alert',
+    key text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_create_alert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_alert(text, numeric, text, text) IS
+    'NOTIFY a channel when a counter''s released running count crosses a threshold; for a role that may read the counter; charges nothing';
+
+-- An alert over a quantity that is not released: the sparse vector technique
+-- (Dwork and Roth's Sparse, src/core/sparse_vector.c) over the sum of a
+-- counter's exact increments in its last window_steps steps, compared at
+-- each step with a noisy threshold; create_sparse_alert charges epsilon
+-- once for up to max_positives answers above it, after which it stops.  Its
+-- state holds the threshold's noise and the window's exact increments:
+-- only the extension's owner reads it.  Not a configuration table: a copy
+-- of its state would answer with the same noise, unpaid, so pg_dump leaves
+-- it out and a restored counter has no sparse alert; a copy that travels
+-- otherwise (pg_upgrade) is found away from the place it recorded, as a
+-- counter's is, and dropped at its counter's next step.
+CREATE TABLE contcount.counter_sparse_alert (
+    id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.counter_alert_id'),
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    threshold bigint NOT NULL,
+    window_steps integer NOT NULL,
+    epsilon float8 NOT NULL,
+    max_positives integer NOT NULL,
+    channel text NOT NULL,
+    owner oid NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    state bytea NOT NULL,
+    positives integer NOT NULL DEFAULT 0,
+    fired_step bigint,
+    place_system bigint NOT NULL,
+    place_database oid NOT NULL,
+    place_table oid NOT NULL
+);
+CREATE INDEX counter_sparse_alert_counter ON contcount.counter_sparse_alert (counter_id);
+REVOKE ALL ON contcount.counter_sparse_alert FROM PUBLIC;
+COMMENT ON TABLE contcount.counter_sparse_alert IS
+    'internal: the sparse vector alerts over counters'' exact window counts, with their noisy state; extension owner only';
+COMMENT ON INDEX contcount.counter_sparse_alert_counter IS
+    'internal: a step finds its counter''s sparse vector alerts';
+
+CREATE FUNCTION contcount.create_sparse_alert(
+    counter text,
+    threshold bigint,
+    window_steps integer,
+    epsilon float8,
+    max_positives integer DEFAULT 1,
+    channel text DEFAULT 'contcount_alert',
+    ledger text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_create_sparse_alert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_sparse_alert(text, bigint, integer, float8, integer, text, text) IS
+    'NOTIFY a channel when a counter''s count of its last window_steps steps is above a threshold, by the sparse vector technique; for its owner; charges epsilon once for up to max_positives';
+
+CREATE FUNCTION contcount.drop_alert(id bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_drop_alert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.drop_alert(bigint) IS
+    'drop an alert the current role (or a role it is a member of) created';
+
+CREATE FUNCTION contcount.alert_rows(
+    OUT id bigint, OUT kind text, OUT counter text, OUT key text, OUT threshold numeric,
+    OUT channel text, OUT owner regrole, OUT created_at timestamptz, OUT fired_step bigint,
+    OUT fired_value bigint, OUT window_steps integer, OUT epsilon float8,
+    OUT max_positives integer, OUT positives integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_alert_rows'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+CREATE VIEW contcount.alerts AS SELECT * FROM contcount.alert_rows();
+GRANT SELECT ON contcount.alerts TO PUBLIC;
+COMMENT ON FUNCTION contcount.alert_rows() IS
+    'the rows of the view contcount.alerts: the alerts of the current role';
+COMMENT ON VIEW contcount.alerts IS
+    'the alerts the current role created (a superuser: all), released or sparse_vector, with their last firing';

@@ -36,11 +36,18 @@ SELECT count(*) FROM signups;
 \echo '   sign-ups up to 5 for the counter''s whole life, and the noise is calibrated for 5.'
 SELECT contcount.create_counter('signups', epsilon => 1, horizon => 60, step => '1 day',
                                 source => 'signups');
+\echo '   The analyst asks to be told when the released count reaches 1000: an alert over released'
+\echo '   values costs nothing.  The step worker NOTIFYs its channel in the step''s transaction, and'
+\echo '   any client that LISTENs there hears it (so it is a channel for what the team may publish):'
+SELECT contcount.create_alert('signups', 1000, channel => 'signups_dashboard') AS alert_id;
 
 \c - postgres
 \echo
 \echo '== The application (here the DBA''s session) records 60 days of sign-ups (real inserts, busier on weekdays, three'
 \echo '   countries); at the end of each day a step closes (tick() here stands in for the clock).'
+\echo '   A dashboard listens on the alert''s channel (this session: psql shows what it heard once'
+\echo '   the 60 days are in):'
+LISTEN signups_dashboard;
 DO $$
 BEGIN
     FOR d IN 0..59 LOOP
@@ -55,6 +62,7 @@ BEGIN
     END LOOP;
 END $$;
 SELECT count(*) AS signups, min(at)::date AS first_day, max(at)::date AS last_day FROM signups;
+UNLISTEN signups_dashboard;
 
 
 \c - analyst

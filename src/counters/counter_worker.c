@@ -71,6 +71,7 @@
 #include "common/args.h"
 #include "common/random.h"
 #include "common/settings.h"
+#include "counters/alerts.h"
 #include "counters/counter.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
@@ -920,6 +921,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		pay_copy(&step);
 	pay_next_blocks(&step);
 	store_step(&step);
+	alerts_fire(step.id, NULL, step.release.t, items);
 	end_work();
 	if (step.refusal != NULL)
 		ereport(LOG,

@@ -633,22 +633,6 @@ audit_run(runner *r, const audit *a, bool prime, cc_rng *rng, int64_t *increment
 }
 
 /*
- * Is P_D(E) <= e^epsilon P_D'(E), given x and y runs of AUDIT_RUNS in E?
- * x - e^eps y has mean <= 0 then; it may exceed UNIT_Z of its standard
- * deviation with probability about 1e-9.
- */
-static bool
-ratio_within(long x, long y, double epsilon, double *excess)
-{
-	double		n = AUDIT_RUNS;
-	double		w = exp(epsilon);
-	double		sd = sqrt(x * (1.0 - x / n) + w * w * y * (1.0 - y / n));
-
-	*excess = (x - w * y) / (sd > 0.0 ? sd : 1.0);
-	return x - w * y <= UNIT_Z * sd;
-}
-
-/*
  * The audit: D has the changed user's samples all 0, D' all Q, the same
  * arrival pattern.  Event `down` is every increment at most D's exact one
  * (from a run of D), `up` every increment at least D''s: for the trees'
@@ -691,15 +675,15 @@ check_audit(const audit *a, bool expect_leak, uint64_t seed)
 
 	if (expect_leak)
 	{
-		CHECK(!ratio_within(hits[0][0], hits[1][0], epsilon, &excess_down),
+		CHECK(!audit_ratio_within(AUDIT_RUNS, hits[0][0], hits[1][0], epsilon, &excess_down),
 			  "%s: the audit misses scales halved (%ld against %ld runs)", a->name,
 			  hits[0][0], hits[1][0]);
 		return;
 	}
-	CHECK(ratio_within(hits[0][0], hits[1][0], epsilon, &excess_down),
+	CHECK(audit_ratio_within(AUDIT_RUNS, hits[0][0], hits[1][0], epsilon, &excess_down),
 		  "%s: P_D(down) / P_D'(down) = %ld / %ld above e^%g (%.1f sd)", a->name, hits[0][0],
 		  hits[1][0], epsilon, excess_down);
-	CHECK(ratio_within(hits[1][1], hits[0][1], epsilon, &excess_up),
+	CHECK(audit_ratio_within(AUDIT_RUNS, hits[1][1], hits[0][1], epsilon, &excess_up),
 		  "%s: P_D'(up) / P_D(up) = %ld / %ld above e^%g (%.1f sd)", a->name, hits[1][1],
 		  hits[0][1], epsilon, excess_up);
 	printf("continual mean audit, %s: ln ratios %.3f (down) and %.3f (up) for epsilon %g\n",

@@ -124,6 +124,16 @@ variance_consistent(double sample_var, double var, double kappa4, long n)
 	return fabs(sample_var - var) <= UNIT_Z * sd;
 }
 
+bool
+audit_ratio_within(long n, long x, long y, double epsilon, double *excess)
+{
+	double		w = exp(epsilon);
+	double		sd = sqrt(x * (1.0 - x / (double) n) + w * w * y * (1.0 - y / (double) n));
+
+	*excess = (x - w * y) / (sd > 0.0 ? sd : 1.0);
+	return x - w * y <= UNIT_Z * sd;
+}
+
 double
 dlap_var(double b)
 {
@@ -199,6 +209,7 @@ main(void)
 	test_streaming_composition();
 	test_window();
 	test_monotone();
+	test_sparse_vector();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

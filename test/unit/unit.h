@@ -65,7 +65,8 @@ extern cc_state *new_state(cc_params *p);
  * checks at beta 1e-9 in sql/window_counts.sql), add 3.19e-7; and
  * sql/outputs.sql's 3 (2 bound checks at beta 1e-12, one raw series in
  * order, below 1e-12) add under 4e-12: together, under one in a million
- * (9.97e-7).
+ * (9.97e-7).  test_sparse_vector.c's 17 use 7 standard deviations (2.6e-12
+ * each) and add 4.4e-11.
  */
 #define UNIT_Z 6.0
 
@@ -79,6 +80,14 @@ extern double chi2_threshold(int df);
  */
 extern bool variance_consistent(double sample_var, double var, double kappa4,
 								long n);
+
+/*
+ * An empirical privacy audit's check: is P_D(E) <= e^epsilon P_D'(E), given
+ * x and y of n runs each in E?  x - e^eps y has mean <= 0 then; it may exceed
+ * UNIT_Z of its standard deviation with probability about 1e-9.  excess: by
+ * how many standard deviations it does.
+ */
+extern bool audit_ratio_within(long n, long x, long y, double epsilon, double *excess);
 
 /* Variance and fourth cumulant of discrete Laplace noise of scale b. */
 extern double dlap_var(double b);
@@ -121,5 +130,6 @@ extern void test_continual_mean(void);
 extern void test_streaming_composition(void);
 extern void test_window(void);
 extern void test_monotone(void);
+extern void test_sparse_vector(void);
 
 #endif							/* CC_UNIT_H */
