@@ -199,6 +199,7 @@ main(void)
 	test_streaming_composition();
 	test_window();
 	test_monotone();
+	test_kary();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }
