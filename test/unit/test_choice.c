@@ -279,7 +279,8 @@ test_long_horizons(void)
 	for (int o = 0; o <= CC_OBJECTIVE_WORST; o++)
 	{
 		p = params_for(CC_SIMPLE_I, 1.0, CC_MAX_HORIZON);
-		CHECK(cc_choose(&p, (cc_objective) o) == CC_OK && p.kind == CC_SMOOTH_BINARY,
+		CHECK(cc_choose(&p, (cc_objective) o) == CC_OK && p.kind == CC_KARY &&
+			  cc_state_size(&p) <= CC_STATE_MAX_BYTES,
 			  "%s at 2^62: %s", cc_objective_name((cc_objective) o), cc_kind_name(p.kind));
 	}
 	for (int k = 0; k < CC_NUM_KINDS; k++)
@@ -317,10 +318,10 @@ test_refusals(void)
 	CHECK(cc_choose(&p, CC_OBJECTIVE_WORST) == CC_OK && p.kind != CC_SIMPLE_I,
 		  "tiny epsilon: %s", cc_kind_name(p.kind));
 
-	/* the choice is prepared: two_level's default block is filled in */
+	/* the choice is prepared: kary's arity is filled in */
 	p = params_for(CC_SIMPLE_I, 1.0, 1000);
-	CHECK(cc_choose(&p, CC_OBJECTIVE_MEAN) == CC_OK && p.kind == CC_TWO_LEVEL &&
-		  p.has_block && p.block == 32, "T = 1000: %s, block %lld",
+	CHECK(cc_choose(&p, CC_OBJECTIVE_MEAN) == CC_OK && p.kind == CC_KARY &&
+		  p.has_block && p.block == 13, "T = 1000: %s, block %lld",
 		  cc_kind_name(p.kind), (long long) p.block);
 
 	/* a tie goes to the kind listed first: at T = 1, one draw of Lap(1/eps) */
