@@ -312,12 +312,26 @@ kary_push(cc_state *state, int64_t x, cc_rng *rng)
 	return cc_add(state->exact, part->noise, &state->noisy) ? CC_OK : CC_OVERFLOW;
 }
 
+/* sum |d_j| at the current step, from the digits the state keeps */
+static int64_t
+state_draws(const cc_state *state)
+{
+	const kary_part *part = cc_state_part(state);
+	int64_t		draws = 0;
+
+	for (int64_t j = 0; j < part->levels; j++)
+	{
+		int64_t		digit = kary_level(part, j)[0];
+
+		draws += digit < 0 ? -digit : digit;
+	}
+	return draws;
+}
+
 static int
 kary_terms(const cc_state *state, cc_term *terms)
 {
-	terms[0].count = draws_at(state->params.block,
-							  cc_kary_levels(state->params.block, state->params.horizon),
-							  state->t);
+	terms[0].count = state_draws(state);
 	terms[0].scale = state->scale;
 	terms[0].variance = state->scale_variance;
 	return 1;
@@ -328,8 +342,7 @@ static void
 kary_bound_class(const cc_state *state, int64_t *group, int64_t *key)
 {
 	*group = 0;
-	*key = draws_at(state->params.block,
-					cc_kary_levels(state->params.block, state->params.horizon), state->t);
+	*key = state_draws(state);
 }
 
 static int
