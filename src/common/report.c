@@ -56,7 +56,7 @@ report_bad_parameter(cc_status status, const cc_params *params, const char *name
 		case CC_BLOCK_NOT_APPLICABLE:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("block applies only to mechanism \"two_level\", not \"%s\"", name)));
+					 errmsg("block applies only to mechanisms \"two_level\" and \"kary\", not \"%s\"", name)));
 			break;
 		case CC_BAD_SENSITIVITY:
 			ereport(ERROR,
