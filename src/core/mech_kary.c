@@ -40,6 +40,7 @@ typedef struct kary_part
 	int64_t		arity;			/* k */
 	int64_t		levels;			/* h */
 	int64_t		noise;			/* the release's noise: the shares' sum */
+	int64_t		draws;			/* and its draws, sum |d_j| */
 	/* followed by levels times (digit, share, k prefix sums of draws) */
 } kary_part;
 
@@ -278,6 +279,8 @@ increment_digits(kary_part *part)
 	/* t <= (k^h - 1) / 2: the carry stops below level h */
 	while (++kary_level(part, j)[0] > c)
 		kary_level(part, j++)[0] = -c;
+	/* c became -c below level j, of the same size; d_j moved away from 0 or toward it */
+	part->draws += kary_level(part, j)[0] > 0 ? 1 : -1;
 	return j + 1;
 }
 
@@ -312,20 +315,11 @@ kary_push(cc_state *state, int64_t x, cc_rng *rng)
 	return cc_add(state->exact, part->noise, &state->noisy) ? CC_OK : CC_OVERFLOW;
 }
 
-/* sum |d_j| at the current step, from the digits the state keeps */
+/* sum |d_j| at the current step, kept by the state */
 static int64_t
 state_draws(const cc_state *state)
 {
-	const kary_part *part = cc_state_part(state);
-	int64_t		draws = 0;
-
-	for (int64_t j = 0; j < part->levels; j++)
-	{
-		int64_t		digit = kary_level(part, j)[0];
-
-		draws += digit < 0 ? -digit : digit;
-	}
-	return draws;
+	return ((const kary_part *) cc_state_part(state))->draws;
 }
 
 static int
@@ -370,7 +364,8 @@ kary_bound_tail(const cc_params *params, int64_t group, int64_t key, cc_tail *ta
 
 /*
  * A part read back: its k and h the parameters', its digits t's (they index
- * the prefix sums), and every share and the noise what the draws make.
+ * the prefix sums) and so its count of draws, and every share and the noise
+ * what the draws make.
  */
 static bool
 kary_part_valid(const cc_params *params, int64_t t, const void *bytes)
@@ -394,7 +389,7 @@ kary_part_valid(const cc_params *params, int64_t t, const void *bytes)
 			share != level[1] || !cc_add(noise, share, &noise))
 			return false;
 	}
-	return noise == part->noise;
+	return noise == part->noise && part->draws == draws_at(part->arity, part->levels, t);
 }
 
 const cc_mechanism_ops cc_kary_ops = {

@@ -416,7 +416,7 @@ test_state(void)
 	CHECK(cc_params_prepare(&p) == CC_NEED_HORIZON, "kary without a horizon");
 	p = kary_params(1.0, 1 << 20, 0);
 	s = new_state(&p);
-	CHECK(p.block == 19 && cc_state_size(&p) == 992, "2^20: k=%lld, %zu bytes",
+	CHECK(p.block == 19 && cc_state_size(&p) == 1000, "2^20: k=%lld, %zu bytes",
 		  (long long) p.block, cc_state_size(&p));
 	seeded_rng_init(&r, 5);
 	for (int t = 0; t < 400; t++)
@@ -424,8 +424,8 @@ test_state(void)
 	len = cc_state_bytes(s);
 	memcpy(copy, s, len);
 	CHECK(cc_state_valid(copy, len), "a state read back");
-	/* the part: arity, levels, noise, then level 0's digit, share, prefix */
-	for (size_t word = 0; word < 6; word++)
+	/* the part: arity, levels, noise, draws, then level 0's digit, share, prefix */
+	for (size_t word = 0; word < 7; word++)
 	{
 		int64_t		v;
 
