@@ -9,7 +9,8 @@
  *		stream.
  *
  * The statistical checks here use KARY_Z, seven standard deviations (a
- * one-sided false alarm of 1.3e-12 each, 12 of them): they add under 2e-11
+ * false alarm of at most 2.6e-12 each), or a binomial tail of 1e-12; 17 of
+ * them (9 on the variance, 4 on the bound, 4 in the audit) add under 1e-10
  * to the budget of unit.h's UNIT_Z.
  */
 #include "unit.h"

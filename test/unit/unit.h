@@ -64,8 +64,8 @@ extern cc_state *new_state(cc_params *p);
  * 86 (71 in sql/statistics.sql, 12 in sql/gaussian_releases.sql, 3 bound
  * checks at beta 1e-9 in sql/window_counts.sql), add 3.19e-7; and
  * sql/outputs.sql's 3 (2 bound checks at beta 1e-12, one raw series in
- * order, below 1e-12) add under 4e-12, and test_kary.c's 12, at seven
- * standard deviations or a binomial tail of 1e-12, under 2e-11: together,
+ * order, below 1e-12) add under 4e-12, and test_kary.c's 17, at seven
+ * standard deviations or a binomial tail of 1e-12, under 1e-10: together,
  * under one in a million (9.97e-7).
  */
 #define UNIT_Z 6.0
