@@ -131,7 +131,7 @@ main(int argc, char **argv)
 	int			streams = argc > 1 ? atoi(argv[1]) : 4000;
 	static const cc_kind kinds[] = {
 		CC_SIMPLE_I, CC_SIMPLE_II, CC_TWO_LEVEL, CC_BINARY, CC_HYBRID, CC_HONAKER,
-		CC_SMOOTH_BINARY, CC_GAUSSIAN_HONAKER, CC_BLT
+		CC_SMOOTH_BINARY, CC_GAUSSIAN_HONAKER, CC_BLT, CC_KARY
 	};
 
 	printf("| mechanism        |      T | 95%% quantile of max error | largest bound "

@@ -78,7 +78,7 @@ SELECT t, noisy_count FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 100
 SELECT t, noisy_count FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 1000, mechanism => 'smooth_binary');
 
 -- Mechanism "auto": the least mean (default) or worst variance over the
--- horizon.  The value names the mechanism picked, two_level's block filled in.
+-- horizon.  The value names the mechanism picked, its block (two_level's, or kary's k) filled in.
 SELECT * FROM contcount.mechanism('auto', 1, horizon => 1000);
 SELECT * FROM contcount.mechanism('auto', 1, horizon => 1000, objective => 'worst');
 SELECT * FROM contcount.mechanism('auto', 0.5, horizon => 1000000, sensitivity => 2, objective => 'mean');
@@ -88,7 +88,7 @@ SELECT * FROM contcount.mechanism('auto', 0.5, horizon => 1000000, sensitivity =
 CREATE TEMP TABLE auto_variance AS
 SELECT h, m, avg(stddev ^ 2) AS mean, max(stddev ^ 2) AS worst
 FROM unnest(ARRAY[1, 2, 3, 10, 40, 100, 1000, 5000]) h,
-     unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid', 'honaker', 'smooth_binary']) m,
+     unnest(ARRAY['simple_i', 'simple_ii', 'two_level', 'binary', 'hybrid', 'honaker', 'smooth_binary', 'kary']) m,
      contcount.running_counts(array_fill(0::bigint, ARRAY[h]), 1, mechanism => m)
 GROUP BY h, m;
 SELECT h, o, (contcount.mechanism('auto', 1, horizon => h, objective => o)).name AS picked,

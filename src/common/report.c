@@ -41,6 +41,13 @@ report_bad_parameter(cc_status status, const cc_params *params, const char *name
 							params ? cc_kind_max_horizon(params->kind) : CC_MAX_HORIZON)));
 			break;
 		case CC_BAD_BLOCK:
+			if (params->kind == CC_KARY)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("block, kary's arity k, must be odd, at least 3, and small enough for the horizon"),
+						 errdetail("A state holds k + 2 numbers a level, in at most %d bytes.",
+								   CC_STATE_MAX_BYTES),
+						 errhint("Leave block out: kary then picks the k of least mean variance.")));
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("block must be between 1 and the horizon, " INT64_FORMAT,
@@ -49,7 +56,7 @@ report_bad_parameter(cc_status status, const cc_params *params, const char *name
 		case CC_BLOCK_NOT_APPLICABLE:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("block applies only to mechanism \"two_level\", not \"%s\"", name)));
+					 errmsg("block applies only to mechanisms \"two_level\" and \"kary\", not \"%s\"", name)));
 			break;
 		case CC_BAD_SENSITIVITY:
 			ereport(ERROR,

@@ -192,6 +192,17 @@ hybrid_variance(const cc_params *p, double *sum, double *most)
 	}
 }
 
+/* kary: sum |d_j| draws at t, counted by the digits of T (mech_kary.c) */
+static void
+kary_variance(const cc_params *p, double draw, double *sum, double *most)
+{
+	int64_t		draws;
+
+	cc_kary_draws_over_horizon(p->block, p->horizon, sum, &draws);
+	*sum *= draw;
+	*most = (double) draws * draw;
+}
+
 void
 cc_variance_over_horizon(const cc_params *p, double *mean, double *worst)
 {
@@ -241,6 +252,9 @@ cc_variance_over_horizon(const cc_params *p, double *mean, double *worst)
 			/* k draws of scale k at every step: the multiplier is k */
 			most = (double) cc_mechanism(p->kind)->main_multiplier(p) * draw;
 			sum = (double) T * most;
+			break;
+		case CC_KARY:
+			kary_variance(p, draw, &sum, &most);
 			break;
 		case CC_BLT:
 		case CC_NUM_KINDS:

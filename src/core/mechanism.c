@@ -31,6 +31,7 @@ static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_SMOOTH_BINARY] = &cc_smooth_binary_ops,
 	[CC_GAUSSIAN_HONAKER] = &cc_gaussian_honaker_ops,
 	[CC_BLT] = &cc_blt_ops,
+	[CC_KARY] = &cc_kary_ops,
 };
 
 const cc_mechanism_ops *
@@ -155,6 +156,13 @@ cc_params_prepare(cc_params *p)
 		}
 		if (p->block < 1 || p->block > p->horizon)
 			return CC_BAD_BLOCK;
+	}
+	else if (p->kind == CC_KARY)
+	{
+		cc_status	arity = cc_kary_prepare(p);
+
+		if (arity != CC_OK)
+			return arity;
 	}
 	else if (p->has_block)
 		return CC_BLOCK_NOT_APPLICABLE;

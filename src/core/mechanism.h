@@ -48,9 +48,6 @@ extern cc_status cc_params_prepare(cc_params *params);
 /* Bytes of state for prepared parameters: O(log horizon) at most. */
 extern size_t cc_state_size(const cc_params *params);
 
-/* No state is larger, whatever its parameters. */
-#define CC_STATE_MAX_BYTES 2048
-
 /* The bytes of an initialized state, to store it as it is. */
 extern size_t cc_state_bytes(const cc_state *state);
 

@@ -177,6 +177,7 @@ extern const cc_mechanism_ops cc_honaker_ops;
 extern const cc_mechanism_ops cc_smooth_binary_ops;
 extern const cc_mechanism_ops cc_gaussian_honaker_ops;
 extern const cc_mechanism_ops cc_blt_ops;
+extern const cc_mechanism_ops cc_kary_ops;
 
 /* The dispatch (mechanism.c), for the files above it. */
 extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
@@ -349,6 +350,32 @@ typedef struct cc_blt_part
 /* blt's mean and largest variance over t = 1 .. horizon (choice.c) */
 extern void cc_blt_variance_over_horizon(const cc_params *params, double *mean,
 										 double *worst);
+
+/*
+ * The k-ary tree with negative digits (mech_kary.c).  A fitting state has at
+ * most CC_KARY_MAX_LEVELS levels and CC_KARY_MAX_DRAWS draws in a release.
+ */
+#define CC_KARY_MAX_LEVELS 40
+#define CC_KARY_MAX_DRAWS 128
+
+/* h, the fewest levels with (k^h - 1) / 2 >= horizon */
+extern int64_t cc_kary_levels(int64_t arity, int64_t horizon);
+/* the h balanced base-k digits of t, lowest first, each in [-(k-1)/2, (k-1)/2] */
+extern void cc_kary_digits(int64_t arity, int64_t levels, int64_t t, int64_t *digits);
+/*
+ * counts[s]: how many t in 1 .. horizon have s draws (sum |d_j|), for s up
+ * to the returned h (k - 1) / 2; k must fit (cc_kary_prepare)
+ */
+extern int64_t cc_kary_draw_counts(int64_t arity, int64_t horizon, int64_t *counts);
+/* their sum and the most draws at a step (choice.c) */
+extern void cc_kary_draws_over_horizon(int64_t arity, int64_t horizon, double *sum,
+									   int64_t *most);
+/*
+ * For cc_params_prepare(): check the arity given in block (odd, at least 3,
+ * a state within CC_STATE_MAX_BYTES: else CC_BAD_BLOCK), or set the one of
+ * least mean variance over the horizon.
+ */
+extern cc_status cc_kary_prepare(cc_params *params);
 
 /* a + b into *sum, false on overflow */
 static inline bool

@@ -22,6 +22,12 @@
 #define CC_MAX_HORIZON (INT64_C(1) << 62)
 #define CC_MAX_SENSITIVITY INT64_C(1000000)
 
+/*
+ * No state is larger, whatever its parameters (kary chooses its arity to
+ * fit).
+ */
+#define CC_STATE_MAX_BYTES 2048
+
 typedef enum cc_kind
 {
 	CC_SIMPLE_I,				/* fresh noise on every prefix sum */
@@ -33,6 +39,7 @@ typedef enum cc_kind
 	CC_SMOOTH_BINARY,			/* a tree's leaves of Hamming weight h/2 only */
 	CC_GAUSSIAN_HONAKER,		/* honaker with discrete Gaussian noise (zCDP) */
 	CC_BLT,						/* a BLT matrix factorization (zCDP) */
+	CC_KARY,					/* k-ary tree with negative digits */
 	CC_NUM_KINDS
 } cc_kind;
 
@@ -59,7 +66,7 @@ typedef struct cc_params
 	bool		has_horizon;
 	int64_t		horizon;		/* number of steps, when declared */
 	bool		has_block;
-	int64_t		block;			/* two_level block size */
+	int64_t		block;			/* two_level block size; kary's arity k */
 	int64_t		sensitivity;	/* most that one protected unit adds to the
 								 * whole stream */
 	double		beta;			/* the bound fails with at most this

@@ -132,8 +132,8 @@ choose_mechanism(const SpecArgs *args, cc_params *params)
 		case CC_BLOCK_NOT_APPLICABLE:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("block applies only to mechanism \"two_level\", not \"auto\""),
-					 errhint("Mechanism \"auto\" weighs two_level with its default block; name two_level to choose one.")));
+					 errmsg("block applies only to mechanisms \"two_level\" and \"kary\", not \"auto\""),
+					 errhint("Mechanism \"auto\" weighs two_level with its default block and kary with the arity it picks; name one of them to choose a block.")));
 			break;
 		case CC_SCALE_TOO_LARGE:
 			/* under zCDP: no mechanism's sigma^2 fits the sampler */

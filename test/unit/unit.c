@@ -210,6 +210,7 @@ main(void)
 	test_window();
 	test_monotone();
 	test_sparse_vector();
+	test_kary();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

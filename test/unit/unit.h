@@ -64,9 +64,10 @@ extern cc_state *new_state(cc_params *p);
  * 86 (71 in sql/statistics.sql, 12 in sql/gaussian_releases.sql, 3 bound
  * checks at beta 1e-9 in sql/window_counts.sql), add 3.19e-7; and
  * sql/outputs.sql's 3 (2 bound checks at beta 1e-12, one raw series in
- * order, below 1e-12) add under 4e-12: together, under one in a million
- * (9.97e-7).  test_sparse_vector.c's 17 use 7 standard deviations (2.6e-12
- * each) and add 4.4e-11.
+ * order, below 1e-12) add under 4e-12; test_kary.c's 17, at seven standard
+ * deviations or a binomial tail of 1e-12, add under 1e-10, and
+ * test_sparse_vector.c's 17, at 7 standard deviations (2.6e-12 each), add
+ * 4.4e-11: together, under one in a million (9.98e-7).
  */
 #define UNIT_Z 6.0
 
@@ -131,5 +132,6 @@ extern void test_streaming_composition(void);
 extern void test_window(void);
 extern void test_monotone(void);
 extern void test_sparse_vector(void);
+extern void test_kary(void);
 
 #endif							/* CC_UNIT_H */
