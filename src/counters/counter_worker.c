@@ -1082,6 +1082,8 @@ counter_worker_main(Datum arg)
 	TimestampTz last_load = 0;
 
 	(void) arg;
+	/* its charges are no role's statement: no per-statement cap holds them */
+	contcount_step_worker = true;
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
