@@ -837,3 +837,33 @@ COMMENT ON FUNCTION contcount.counter_rows() IS
     'the rows of the view contcount.counters: the counters the current role may read';
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule and how late it is';
+
+-- ---------------------------------------------------------------------
+-- A monotone window: the option monotone on contcount.mechanism()
+-- ---------------------------------------------------------------------
+
+-- running_count, as a window function or per group, shows with
+-- monotone => true the running maximum of its releases, clamped at 0, with
+-- the largest bound so far, as a monotone counter's reads; it reads only
+-- released values, so the charge is unchanged.  The composite gains
+-- monotone as its last field, so the aggregates that take it stay; a value
+-- made before (without the field) is not monotone.
+ALTER TYPE contcount.mechanism ADD ATTRIBUTE monotone boolean;
+
+DROP FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text, float8);
+CREATE FUNCTION contcount.mechanism(
+    name text DEFAULT 'auto',
+    epsilon float8 DEFAULT NULL,
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false)
+RETURNS contcount.mechanism
+AS 'MODULE_PATHNAME', 'contcount_mechanism'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text, float8, boolean) IS
+    'build and check a running count''s mechanism (auto by default, or binary, smooth_binary, blt, honaker, ...) for running_count; monotone: non-negative, non-decreasing values';
