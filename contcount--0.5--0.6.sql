@@ -1036,3 +1036,288 @@ COMMENT ON FUNCTION contcount.alert_rows() IS
     'the rows of the view contcount.alerts: the alerts of the current role';
 COMMENT ON VIEW contcount.alerts IS
     'the alerts the current role created (a superuser: all), released or sparse_vector, with their last firing';
+-- ---------------------------------------------------------------------
+-- A monotone window: the option monotone on contcount.mechanism()
+-- ---------------------------------------------------------------------
+
+-- running_count, as a window function or per group, shows with
+-- monotone => true the running maximum of its releases, clamped at 0, with
+-- the largest bound so far, as a monotone counter's reads; it reads only
+-- released values, so the charge is unchanged.  The composite gains
+-- monotone as its last field, so the aggregates that take it stay; a value
+-- made before (without the field) is not monotone.
+ALTER TYPE contcount.mechanism ADD ATTRIBUTE monotone boolean;
+
+DROP FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text, float8);
+CREATE FUNCTION contcount.mechanism(
+    name text DEFAULT 'auto',
+    epsilon float8 DEFAULT NULL,
+    horizon bigint DEFAULT NULL,
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false)
+RETURNS contcount.mechanism
+AS 'MODULE_PATHNAME', 'contcount_mechanism'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION contcount.mechanism(text, float8, bigint, bigint, bigint, float8, text, text, float8, boolean) IS
+    'build and check a running count''s mechanism (auto by default, or binary, smooth_binary, blt, honaker, ...) for running_count; monotone: non-negative, non-decreasing values';
+
+-- ---------------------------------------------------------------------
+-- The ledger store's primitives out of the user's way
+-- ---------------------------------------------------------------------
+
+-- The store's primitives (store_*) and the three SQL functions that
+-- export_ledgers() and import_ledgers() wrap move to contcount_internal,
+-- with the support functions.  Their callers name them in their bodies,
+-- which ALTER FUNCTION ... SET SCHEMA does not rewrite: the five SQL
+-- functions are made again, their bodies as before with the new schema.
+-- The C library names none of them, so a database still at an earlier
+-- version keeps its own; all stay superuser-only (and PUBLIC has no USAGE
+-- on the schema).
+DROP FUNCTION contcount.import_ledgers(jsonb);
+DROP FUNCTION contcount.import_ledgers_unchecked(jsonb);
+DROP FUNCTION contcount.import_ledgers_without_blocks(jsonb);
+DROP FUNCTION contcount.export_ledgers();
+DROP FUNCTION contcount.export_ledgers_without_blocks();
+ALTER FUNCTION contcount.store_spent(bigint) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.store_accounting(bigint) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.store_charges() SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.store_blocks() SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.store_import(bigint, text, timestamptz, oid, bigint, timestamptz[], oid[], bigint[],
+                                      boolean[], text[], text[], text, text[], bigint[], bigint[])
+    SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.store_import_blocks(bigint, timestamptz[], timestamptz[], bigint[])
+    SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.store_check_export(text, text, integer) SET SCHEMA contcount_internal;
+ALTER FUNCTION contcount.store_check_import(jsonb) SET SCHEMA contcount_internal;
+COMMENT ON FUNCTION contcount_internal.store_check_import(jsonb) IS
+    'internal: true, or an error for the first field of an export that import_ledgers() would refuse; superusers only';
+
+CREATE FUNCTION contcount_internal.export_ledgers_without_blocks()
+RETURNS jsonb
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH audit AS (
+    SELECT c.ledger_id, pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'at', c.at, 'role', r.rolname, 'units', c.units, 'refund', c.refund,
+               'accounting', c.accounting, 'releases', c.releases, 'release_units', c.release_units,
+               'function', c.function, 'statement', c.statement)
+           ORDER BY c.n) AS charges
+    FROM contcount_internal.store_charges() WITH ORDINALITY
+         AS c(ledger_id, at, role_id, units, refund, function, statement,
+              accounting, releases, release_units, n)
+    LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) c.role_id
+    GROUP BY c.ledger_id)
+SELECT pg_catalog.jsonb_build_object(
+    'format', 'contcount ledgers',
+    'version', 2,
+    'exported_at', pg_catalog.now(),
+    'system_identifier', (SELECT s.system_identifier::pg_catalog.text
+                          FROM pg_catalog.pg_control_system() s),
+    'ledgers', COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+        'id', l.id, 'name', l.name, 'budget', l.budget,
+        'accounting', contcount_internal.store_accounting(l.id), 'delta', l.delta,
+        'created_at', l.created_at, 'created_by', r.rolname, 'dropped_at', l.dropped_at,
+        'spent_units', contcount_internal.store_spent(l.id),
+        'grants', COALESCE((
+            SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                       'role', gr.rolname, 'admin', g.admin) ORDER BY gr.rolname)
+            FROM contcount.ledger_grant g
+            JOIN pg_catalog.pg_roles gr ON gr.oid OPERATOR(pg_catalog.=) g.role_id
+            WHERE g.ledger_id OPERATOR(pg_catalog.=) l.id), '[]'::pg_catalog.jsonb),
+        'charges', COALESCE(a.charges, '[]'::pg_catalog.jsonb))
+        ORDER BY l.created_at, l.id), '[]'::pg_catalog.jsonb))
+FROM contcount.ledger l
+LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) l.created_by
+LEFT JOIN audit a ON a.ledger_id OPERATOR(pg_catalog.=) l.id
+$$;
+REVOKE ALL ON FUNCTION contcount_internal.export_ledgers_without_blocks() FROM PUBLIC;
+COMMENT ON FUNCTION contcount_internal.export_ledgers_without_blocks() IS
+    'internal: export_ledgers() without the source blocks, wrapped by export_ledgers()';
+
+CREATE FUNCTION contcount.export_ledgers()
+RETURNS jsonb
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT e OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('ledgers', COALESCE((
+    SELECT pg_catalog.jsonb_agg(l OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('blocks', COALESCE((
+               SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                          'start', b.block_start, 'end', b.block_end, 'spent_units', b.spent_units)
+                      ORDER BY b.block_start)
+               FROM contcount_internal.store_blocks() b
+               WHERE b.ledger_id OPERATOR(pg_catalog.=) pg_catalog.int8(l OPERATOR(pg_catalog.->>) 'id')),
+           '[]'::pg_catalog.jsonb))
+           ORDER BY n)
+    FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'ledgers') WITH ORDINALITY x(l, n)),
+    '[]'::pg_catalog.jsonb))
+FROM contcount_internal.export_ledgers_without_blocks() e
+$$;
+REVOKE ALL ON FUNCTION contcount.export_ledgers() FROM PUBLIC;
+COMMENT ON FUNCTION contcount.export_ledgers() IS
+    'every ledger of this database with what it spent and its audit, as a document for import_ledgers(); superusers only';
+
+CREATE FUNCTION contcount_internal.import_ledgers_without_blocks(export jsonb)
+RETURNS TABLE (ledger text, spent numeric, action text)
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- an export from another cluster: forget the restored rows' role oids
+WITH foreign_export AS (
+    SELECT e
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE contcount_internal.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version', 2)
+      AND (export OPERATOR(pg_catalog.->>) 'system_identifier') IS DISTINCT FROM
+          (SELECT s.system_identifier::pg_catalog.text FROM pg_catalog.pg_control_system() s)),
+revoked AS (
+    DELETE FROM contcount.ledger_grant g
+    USING foreign_export f
+    WHERE g.ledger_id OPERATOR(pg_catalog.=) pg_catalog.int8(f.e OPERATOR(pg_catalog.->>) 'id'))
+UPDATE contcount.ledger l
+SET created_by = r.oid
+FROM foreign_export f, pg_catalog.pg_roles r
+WHERE l.id OPERATOR(pg_catalog.=) pg_catalog.int8(f.e OPERATOR(pg_catalog.->>) 'id')
+  AND r.rolname OPERATOR(pg_catalog.=) (f.e OPERATOR(pg_catalog.->>) 'created_by');
+
+WITH ledgers AS (
+    SELECT e, pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id') AS id
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e),
+importer AS (
+    SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER),
+inserted AS (
+    INSERT INTO contcount.ledger (id, name, budget, delta, created_at, created_by, dropped_at)
+    SELECT l.id,
+           l.e OPERATOR(pg_catalog.->>) 'name',
+           pg_catalog.numeric(l.e OPERATOR(pg_catalog.->>) 'budget'),
+           pg_catalog.numeric(l.e OPERATOR(pg_catalog.->>) 'delta'),
+           pg_catalog.timestamptz(l.e OPERATOR(pg_catalog.->>) 'created_at'),
+           COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                     WHERE r.rolname OPERATOR(pg_catalog.=) (l.e OPERATOR(pg_catalog.->>) 'created_by')),
+                    (SELECT i.oid FROM importer i)),
+           pg_catalog.timestamptz(l.e OPERATOR(pg_catalog.->>) 'dropped_at')
+    FROM ledgers l
+    WHERE contcount_internal.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version', 2)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, budget),
+changes AS (
+    INSERT INTO contcount.budget_change (role_id, ledger_id, action, old_budget, new_budget)
+    SELECT (SELECT i.oid FROM importer i), n.id, 'import', NULL, n.budget FROM inserted n)
+INSERT INTO contcount.ledger_grant (ledger_id, role_id, admin)
+SELECT l.id, r.oid, pg_catalog.bool(g OPERATOR(pg_catalog.->) 'admin')
+FROM ledgers l,
+     pg_catalog.jsonb_array_elements(l.e OPERATOR(pg_catalog.->) 'grants') g,
+     pg_catalog.pg_roles r
+WHERE r.rolname OPERATOR(pg_catalog.=) (g OPERATOR(pg_catalog.->>) 'role')
+  AND (l.id IN (SELECT n.id FROM inserted n)
+       OR (export OPERATOR(pg_catalog.->>) 'system_identifier') IS DISTINCT FROM
+          (SELECT s.system_identifier::pg_catalog.text FROM pg_catalog.pg_control_system() s))
+ON CONFLICT (ledger_id, role_id) DO NOTHING;
+
+SELECT s.name, pg_catalog.trim_scale(pg_catalog.numeric(contcount_internal.store_spent(s.id))
+                                     OPERATOR(pg_catalog./) 1000000000), s.action
+FROM (
+    SELECT pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id') AS id,
+           e OPERATOR(pg_catalog.->>) 'name' AS name,
+           CASE WHEN e OPERATOR(pg_catalog.->>) 'spent_units' IS NULL
+                THEN 'spending unknown: refused'
+                ELSE contcount_internal.store_import(
+                    pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
+                    e OPERATOR(pg_catalog.->>) 'name',
+                    pg_catalog.timestamptz(e OPERATOR(pg_catalog.->>) 'created_at'),
+                    COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                              WHERE r.rolname OPERATOR(pg_catalog.=) (e OPERATOR(pg_catalog.->>) 'created_by')),
+                             0::pg_catalog.oid),
+                    pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'spent_units'),
+                    ARRAY(SELECT pg_catalog.timestamptz(c OPERATOR(pg_catalog.->>) 'at')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT COALESCE((SELECT r.oid FROM pg_catalog.pg_roles r
+                                           WHERE r.rolname OPERATOR(pg_catalog.=) (c OPERATOR(pg_catalog.->>) 'role')),
+                                          0::pg_catalog.oid)
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.int8(COALESCE(c OPERATOR(pg_catalog.->>) 'units',
+                                                          c OPERATOR(pg_catalog.->>) 'epsilon_units'))
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.bool(c OPERATOR(pg_catalog.->) 'refund')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT c OPERATOR(pg_catalog.->>) 'function'
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT c OPERATOR(pg_catalog.->>) 'statement'
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    COALESCE(e OPERATOR(pg_catalog.->>) 'accounting', 'pure'),
+                    ARRAY(SELECT COALESCE(c OPERATOR(pg_catalog.->>) 'accounting', 'pure')
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    -- not recorded: 0 releases, and the charge's units
+                    ARRAY(SELECT COALESCE(pg_catalog.int8(c OPERATOR(pg_catalog.->>) 'releases'), 0)
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n),
+                    ARRAY(SELECT pg_catalog.int8(COALESCE(c OPERATOR(pg_catalog.->>) 'release_units',
+                                                          c OPERATOR(pg_catalog.->>) 'units',
+                                                          c OPERATOR(pg_catalog.->>) 'epsilon_units'))
+                          FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'charges')
+                               WITH ORDINALITY x(c, n) ORDER BY n))
+           END AS action
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE contcount_internal.store_check_export(export OPERATOR(pg_catalog.->>) 'format',
+                                       export OPERATOR(pg_catalog.->>) 'version', 2)) s
+$$;
+REVOKE ALL ON FUNCTION contcount_internal.import_ledgers_without_blocks(jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION contcount_internal.import_ledgers_without_blocks(jsonb) IS
+    'internal: the import of ledgers without their source blocks, wrapped by import_ledgers()';
+
+CREATE FUNCTION contcount_internal.import_ledgers_unchecked(export jsonb)
+RETURNS TABLE (ledger text, spent numeric, action text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- the ledgers first (RETURN QUERY runs the import now): a block is taken
+    -- in only for a ledger the store knows
+    RETURN QUERY SELECT * FROM contcount_internal.import_ledgers_without_blocks(export);
+    PERFORM contcount_internal.store_import_blocks(
+                pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id'),
+                ARRAY(SELECT pg_catalog.timestamptz(b OPERATOR(pg_catalog.->>) 'start')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n),
+                ARRAY(SELECT pg_catalog.timestamptz(b OPERATOR(pg_catalog.->>) 'end')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n),
+                ARRAY(SELECT pg_catalog.int8(b OPERATOR(pg_catalog.->>) 'spent_units')
+                      FROM pg_catalog.jsonb_array_elements(e OPERATOR(pg_catalog.->) 'blocks')
+                           WITH ORDINALITY x(b, n) ORDER BY n))
+    FROM pg_catalog.jsonb_array_elements(export OPERATOR(pg_catalog.->) 'ledgers') e
+    WHERE pg_catalog.jsonb_array_length(COALESCE(e OPERATOR(pg_catalog.->) 'blocks', '[]'::pg_catalog.jsonb))
+              OPERATOR(pg_catalog.>) 0
+      AND contcount_internal.store_spent(pg_catalog.int8(e OPERATOR(pg_catalog.->>) 'id')) IS NOT NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION contcount_internal.import_ledgers_unchecked(jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION contcount_internal.import_ledgers_unchecked(jsonb) IS
+    'internal: import_ledgers() without its check of the whole export first';
+
+CREATE FUNCTION contcount.import_ledgers(export jsonb)
+RETURNS TABLE (ledger text, spent numeric, action text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM contcount_internal.store_check_import(export);
+    RETURN QUERY SELECT * FROM contcount_internal.import_ledgers_unchecked(export);
+END
+$$;
+REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION contcount.import_ledgers(jsonb) IS
+    'take in the ledgers of an export of export_ledgers(), each field checked before anything is taken in';

@@ -55,17 +55,17 @@ SELECT s, test.error_of(s) FROM (VALUES
 -- Gaussian noise), with both, a pure mechanism with a rho (charged a rho
 -- where its Laplace noise needs an epsilon), auto with both, or neither.
 SELECT s, test.error_of(s) FROM (VALUES
-    ($$SELECT contcount.running_count(n, ROW('blt', 0.000001, 64, NULL, 1, 0.05, NULL, NULL)::contcount.mechanism)
+    ($$SELECT contcount.running_count(n, ROW('blt', 0.000001, 64, NULL, 1, 0.05, NULL, NULL, NULL)::contcount.mechanism)
            OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) FROM gmallory.events$$),
-    ($$SELECT contcount.running_count(n, ROW('blt', 0.000001, 64, NULL, 1, 0.05, 'gmallory_zcdp', NULL)::contcount.mechanism)
+    ($$SELECT contcount.running_count(n, ROW('blt', 0.000001, 64, NULL, 1, 0.05, 'gmallory_zcdp', NULL, NULL)::contcount.mechanism)
            OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) FROM gmallory.events$$),
-    ($$SELECT contcount.running_count(n, ROW('gaussian_honaker', 0.000001, 64, NULL, 1, 0.05, 'gmallory_zcdp', 0.5)::contcount.mechanism)
+    ($$SELECT contcount.running_count(n, ROW('gaussian_honaker', 0.000001, 64, NULL, 1, 0.05, 'gmallory_zcdp', 0.5, NULL)::contcount.mechanism)
            OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) FROM gmallory.events$$),
-    ($$SELECT contcount.running_count(n, ROW('binary', NULL, 64, NULL, 1, 0.05, 'gmallory_zcdp', 0.000001)::contcount.mechanism)
+    ($$SELECT contcount.running_count(n, ROW('binary', NULL, 64, NULL, 1, 0.05, 'gmallory_zcdp', 0.000001, NULL)::contcount.mechanism)
            OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) FROM gmallory.events$$),
-    ($$SELECT contcount.running_count(n, ROW('auto', 1, 64, NULL, 1, 0.05, 'gmallory_zcdp', 0.5)::contcount.mechanism)
+    ($$SELECT contcount.running_count(n, ROW('auto', 1, 64, NULL, 1, 0.05, 'gmallory_zcdp', 0.5, NULL)::contcount.mechanism)
            OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) FROM gmallory.events$$),
-    ($$SELECT contcount.running_count(n, ROW('blt', NULL, 64, NULL, 1, 0.05, 'gmallory_zcdp', NULL)::contcount.mechanism)
+    ($$SELECT contcount.running_count(n, ROW('blt', NULL, 64, NULL, 1, 0.05, 'gmallory_zcdp', NULL, NULL)::contcount.mechanism)
            OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) FROM gmallory.events$$)
 ) AS cases(s);
 

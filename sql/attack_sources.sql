@@ -69,8 +69,8 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.source_counts('visits', 1, filter => '{"region": ["north'' OR true --"]}')$$),
     ($$SELECT * FROM contcount.source_counts('visits', 1, filter => '{"region) OR (true": ["north"]}')$$),
     ($$SELECT contcount.bounded_counts(person, region, at ORDER BY person, at, region) FROM (VALUES (1, 'north', now())) v(person, region, at)$$),
-    ($$SELECT contcount.store_spent(1)$$),
-    ($$SELECT * FROM contcount.store_charges()$$),
+    ($$SELECT contcount_internal.store_spent(1)$$),
+    ($$SELECT * FROM contcount_internal.store_charges()$$),
     ($$SELECT pg_catalog.pg_read_file('base')$$)
 ) AS cases(s);
 COPY test.visits_jan TO STDOUT;

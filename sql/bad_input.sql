@@ -148,14 +148,14 @@ SELECT test.state_of(format('SELECT * FROM contcount.import_ledgers(%L)', test.e
                FROM generate_series(0, current_setting('contcount.max_blocks')::int) i))))) AS blocks
 FROM test.imp;
 SELECT count(*) AS stored FROM generate_series(5001, 5000 + current_setting('contcount.max_ledgers')::int + 1) i
-WHERE contcount.store_spent(i) IS NOT NULL;
+WHERE contcount_internal.store_spent(i) IS NOT NULL;
 
 -- nothing was taken in: no row, no spending in the store, no audit
 SELECT (SELECT count(*) FROM contcount.ledger) = ledgers AS same_ledgers,
        (SELECT count(*) FROM contcount.budget_changes) = changes AS same_changes,
        (SELECT count(*) FROM contcount.charges) = charges AS same_charges,
        (SELECT count(*) FROM contcount.ledger_grant) = grants AS same_grants,
-       contcount.store_spent(4242) IS NULL AND contcount.store_spent(4343) IS NULL AS nothing_stored
+       contcount_internal.store_spent(4242) IS NULL AND contcount_internal.store_spent(4343) IS NULL AS nothing_stored
 FROM test.imp_before;
 -- and the views read as before, by a role that is not a superuser, who can
 -- still manage its ledger
@@ -517,18 +517,18 @@ SELECT fn, label, test.state_of(s) AS state FROM (VALUES
     ('counter_internals', 'null', $$SELECT * FROM contcount.counter_internals(NULL)$$),
     ('counter_internals', 'unknown', $$SELECT * FROM contcount.counter_internals('sw_none')$$),
     ('store_import', 'spent_units not the charges'' sum',
-     $$SELECT contcount.store_import(4545, 'x', now(), 10, 2, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'pure', ARRAY['pure'], ARRAY[1::bigint], ARRAY[1::bigint])$$),
+     $$SELECT contcount_internal.store_import(4545, 'x', now(), 10, 2, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'pure', ARRAY['pure'], ARRAY[1::bigint], ARRAY[1::bigint])$$),
     ('store_import', 'spent_units -1',
-     $$SELECT contcount.store_import(4545, 'x', now(), 10, -1, '{}', '{}', '{}', '{}', '{}', '{}', 'pure', '{}', '{}', '{}')$$),
+     $$SELECT contcount_internal.store_import(4545, 'x', now(), 10, -1, '{}', '{}', '{}', '{}', '{}', '{}', 'pure', '{}', '{}', '{}')$$),
     ('store_import_blocks', 'a block ending before it starts',
-     $$SELECT contcount.store_import_blocks((SELECT id FROM contcount.ledger WHERE name = 'sw_data'), ARRAY[now()], ARRAY[now() - interval '1 day'], ARRAY[1::bigint])$$),
-    ('store_check_import', 'null', $$SELECT contcount.store_check_import(NULL)$$)
+     $$SELECT contcount_internal.store_import_blocks((SELECT id FROM contcount.ledger WHERE name = 'sw_data'), ARRAY[now()], ARRAY[now() - interval '1 day'], ARRAY[1::bigint])$$),
+    ('store_check_import', 'null', $$SELECT contcount_internal.store_check_import(NULL)$$)
 ) AS cases(fn, label, s);
-SELECT contcount.store_spent(4545) IS NULL AS nothing_stored;
+SELECT contcount_internal.store_spent(4545) IS NULL AS nothing_stored;
 \c - regress_bad_analyst
 SELECT fn, test.state_of(s) AS state FROM (VALUES
     ('import_ledgers', $$SELECT * FROM contcount.import_ledgers('{}')$$),
-    ('store_check_import', $$SELECT contcount.store_check_import('{}')$$),
+    ('store_check_import', $$SELECT contcount_internal.store_check_import('{}')$$),
     ('counter_internals', $$SELECT * FROM contcount.counter_internals('sw_c')$$)
 ) AS cases(fn, s);
 \c - postgres

@@ -204,17 +204,17 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.import_ledgers('{"format": "something else", "version": 1}')$$),
     ($$SELECT contcount.import_ledgers('{"format": "contcount ledgers", "version": 3}')$$),
     ($$SELECT contcount.import_ledgers('[]')$$),
-    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[true], ARRAY['f'], ARRAY['s'], 'pure', ARRAY['pure'], ARRAY[1::bigint], ARRAY[1::bigint])$$),
-    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[]::oid[], ARRAY[]::bigint[], ARRAY[]::boolean[], ARRAY[]::text[], ARRAY[]::text[], 'pure', ARRAY[]::text[], ARRAY[]::bigint[], ARRAY[]::bigint[])$$),
-    ($$SELECT contcount.store_import(1, repeat('x', 1024), now(), 10, 0, '{}', '{}', '{}', '{}', '{}', '{}', 'pure', '{}', '{}', '{}')$$)
+    ($$SELECT contcount_internal.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[true], ARRAY['f'], ARRAY['s'], 'pure', ARRAY['pure'], ARRAY[1::bigint], ARRAY[1::bigint])$$),
+    ($$SELECT contcount_internal.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[]::oid[], ARRAY[]::bigint[], ARRAY[]::boolean[], ARRAY[]::text[], ARRAY[]::text[], 'pure', ARRAY[]::text[], ARRAY[]::bigint[], ARRAY[]::bigint[])$$),
+    ($$SELECT contcount_internal.store_import(1, repeat('x', 1024), now(), 10, 0, '{}', '{}', '{}', '{}', '{}', '{}', 'pure', '{}', '{}', '{}')$$)
 ) AS cases(s);
 \c - regress_lead
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.export_ledgers()$$),
     ($$SELECT contcount.import_ledgers('{}')$$),
     ($$SELECT contcount.accept_ledger_store()$$),
-    ($$SELECT contcount.store_spent(1)$$),
-    ($$SELECT * FROM contcount.store_charges()$$)
+    ($$SELECT contcount_internal.store_spent(1)$$),
+    ($$SELECT * FROM contcount_internal.store_charges()$$)
 ) AS cases(s);
 \c - postgres
 

@@ -134,7 +134,7 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.alter_ledger('zcdp_data', rho => NULL, delta => 0.1)$$),
     ($$SELECT contcount.create_ledger('mine', rho => 100, delta => 0.001)$$),
     ($$SELECT contcount.noisy_count(0.5, 'zcdp_team') FROM test.zcdp_events$$),
-    ($$SELECT contcount.store_accounting(1)$$)
+    ($$SELECT contcount_internal.store_accounting(1)$$)
 ) AS cases(s);
 \c - regress_zcdp_admin
 SELECT contcount.alter_ledger('zcdp_hand', rho => 0.75, delta => NULL);
@@ -194,13 +194,13 @@ SELECT count(*) AS changed FROM (SELECT name, spent, accounting FROM contcount.l
 -- the primitives check what a charge cost: a pure release of epsilon 0.25
 -- on a zCDP ledger costs 31250000 units of rho, not 250000000
 SELECT s, test.error_of(s) FROM (VALUES
-    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[250000000::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'zcdp', ARRAY['pure'], ARRAY[1::bigint], ARRAY[250000000::bigint])$$),
-    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'pure', ARRAY['zcdp'], ARRAY[1::bigint], ARRAY[1::bigint])$$),
-    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'zcdp', ARRAY['pure'], ARRAY[0::bigint], ARRAY[1::bigint])$$),
-    ($$SELECT contcount.store_import(1, 'x', now(), 10, 0, '{}', '{}', '{}', '{}', '{}', '{}', 'renyi', '{}', '{}', '{}')$$)
+    ($$SELECT contcount_internal.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[250000000::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'zcdp', ARRAY['pure'], ARRAY[1::bigint], ARRAY[250000000::bigint])$$),
+    ($$SELECT contcount_internal.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'pure', ARRAY['zcdp'], ARRAY[1::bigint], ARRAY[1::bigint])$$),
+    ($$SELECT contcount_internal.store_import(1, 'x', now(), 10, 0, ARRAY[now()], ARRAY[10::oid], ARRAY[1::bigint], ARRAY[false], ARRAY['f'], ARRAY['s'], 'zcdp', ARRAY['pure'], ARRAY[0::bigint], ARRAY[1::bigint])$$),
+    ($$SELECT contcount_internal.store_import(1, 'x', now(), 10, 0, '{}', '{}', '{}', '{}', '{}', '{}', 'renyi', '{}', '{}', '{}')$$)
 ) AS cases(s);
-SELECT contcount.store_accounting(1) AS unknown,
-       (SELECT contcount.store_accounting(id) FROM contcount.ledger WHERE name = 'zcdp_team') AS zcdp_team;
+SELECT contcount_internal.store_accounting(1) AS unknown,
+       (SELECT contcount_internal.store_accounting(id) FROM contcount.ledger WHERE name = 'zcdp_team') AS zcdp_team;
 
 -- Dropping a zCDP ledger: refused from then on, its audit kept.
 SELECT contcount.drop_ledger('zcdp_hand');

@@ -107,7 +107,7 @@ SELECT t, x, (r).noisy_count, sum(x) OVER (ORDER BY t) AS exact
 FROM (SELECT t, x, contcount.running_count(x, contcount.mechanism('auto', 1000, horizon => 6, objective => 'worst'))
                        OVER (ORDER BY t ROWS UNBOUNDED PRECEDING) AS r
       FROM (VALUES (1, 3), (2, 1), (3, 4), (4, 1), (5, 5), (6, 9)) v(t, x)) q;
-SELECT (contcount.running_count(x, ROW('auto', 1000, 6, NULL, 1, 0.05, NULL, NULL)::contcount.mechanism)).noisy_count
+SELECT (contcount.running_count(x, ROW('auto', 1000, 6, NULL, 1, 0.05, NULL, NULL, NULL)::contcount.mechanism)).noisy_count
 FROM (VALUES (1, 3), (2, 1), (3, 4), (4, 1), (5, 5), (6, 9)) v(t, x);
 SELECT t, round(stddev::numeric, 3) AS stddev
 FROM contcount.running_counts(ARRAY[3, 1, 4, 1, 5, 9], 1, mechanism => 'auto');

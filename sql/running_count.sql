@@ -89,8 +89,8 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.running_count(n, NULL::contcount.mechanism) OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) FROM test.daily$$),
     ($$SELECT contcount.running_count(n, 0, 200) OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) FROM test.daily$$),
     ($$SELECT contcount.running_count(n, 1, NULL) OVER (ORDER BY day ROWS UNBOUNDED PRECEDING) FROM test.daily$$),
-    ($$SELECT contcount.running_count(n, ROW('binary', 1, NULL, NULL, 1, 0.05, NULL, NULL)::contcount.mechanism) FROM test.daily$$),
-    ($$SELECT contcount.running_count(n, ROW('binary', 1, 200, NULL, 1, 2, NULL, NULL)::contcount.mechanism) FROM test.daily$$),
+    ($$SELECT contcount.running_count(n, ROW('binary', 1, NULL, NULL, 1, 0.05, NULL, NULL, NULL)::contcount.mechanism) FROM test.daily$$),
+    ($$SELECT contcount.running_count(n, ROW('binary', 1, 200, NULL, 1, 2, NULL, NULL, NULL)::contcount.mechanism) FROM test.daily$$),
     -- a sum beyond bigint
     ($$SELECT contcount.running_count(x, 1, 3) FROM (VALUES (9223372036854775807), (1)) v(x)$$)
 ) AS cases(s);

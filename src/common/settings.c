@@ -37,6 +37,7 @@ bool		contcount_replay_legacy_wal = true;
 bool		contcount_write_legacy_wal_id = false;
 double		contcount_max_epsilon_per_statement = 0;
 double		contcount_max_rho_per_statement = 0;
+bool		contcount_step_worker = false;
 
 /*
  * Each role's (or ledger's) share of the server-wide room, so that one role

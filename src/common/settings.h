@@ -49,6 +49,15 @@ extern bool contcount_write_legacy_wal_id;
 extern double contcount_max_epsilon_per_statement;
 extern double contcount_max_rho_per_statement;
 
+/*
+ * Whether this process is contcount's step worker, set by the worker as it
+ * starts: what it charges (a copied counter's epsilon again) is no role's
+ * statement, so no per-statement cap applies to it.  Every other process,
+ * also another background worker, a parallel worker or a walsender running
+ * SQL, is held to the caps.
+ */
+extern bool contcount_step_worker;
+
 extern void settings_define(bool preloading);
 
 #endif							/* CONTCOUNT_SETTINGS_H */

@@ -1115,6 +1115,8 @@ counter_worker_main(Datum arg)
 	bool		read_only = false;
 
 	(void) arg;
+	/* its charges are no role's statement: no per-statement cap holds them */
+	contcount_step_worker = true;
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();

@@ -49,7 +49,7 @@ contcount_store_spent(PG_FUNCTION_ARGS)
 	uint64		spent;
 	cc_accounting accounting;
 
-	require_superuser("contcount.store_spent()");
+	require_superuser("store_spent()");
 	/* a dropped ledger the store forgot: what it had spent */
 	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, &accounting) &&
 		!ledger_store_forgotten(PG_GETARG_INT64(0), &spent, &accounting))
@@ -65,7 +65,7 @@ contcount_store_accounting(PG_FUNCTION_ARGS)
 	uint64		spent;
 	cc_accounting accounting;
 
-	require_superuser("contcount.store_accounting()");
+	require_superuser("store_accounting()");
 	if (!ledger_store_spent(PG_GETARG_INT64(0), &spent, &accounting) &&
 		!ledger_store_forgotten(PG_GETARG_INT64(0), &spent, &accounting))
 		PG_RETURN_NULL();
@@ -103,7 +103,7 @@ PG_FUNCTION_INFO_V1(contcount_store_charges);
 Datum
 contcount_store_charges(PG_FUNCTION_ARGS)
 {
-	require_superuser("contcount.store_charges()");
+	require_superuser("store_charges()");
 	InitMaterializedSRF(fcinfo, 0);
 	ledger_store_scan(charge_row, fcinfo->resultinfo);
 	return (Datum) 0;
@@ -204,7 +204,7 @@ contcount_store_import(PG_FUNCTION_ARGS)
 	int64		spent;
 	cc_accounting accounting = CC_PURE;
 
-	require_superuser("contcount.store_import()");
+	require_superuser("store_import()");
 	for (int a = 0; a < PG_NARGS(); a++)
 		if (PG_ARGISNULL(a))
 			ereport(ERROR,
@@ -248,7 +248,7 @@ contcount_store_blocks(PG_FUNCTION_ARGS)
 	int64		n;
 	StoreBlock *blocks;
 
-	require_superuser("contcount.store_blocks()");
+	require_superuser("store_blocks()");
 	InitMaterializedSRF(fcinfo, 0);
 	blocks = ledger_store_blocks(&n);
 	for (int64 i = 0; i < n; i++)
@@ -278,7 +278,7 @@ contcount_store_import_blocks(PG_FUNCTION_ARGS)
 	int			n = 0;
 	StoreBlock *blocks;
 
-	require_superuser("contcount.store_import_blocks()");
+	require_superuser("store_import_blocks()");
 	for (int a = 0; a < PG_NARGS(); a++)
 		if (PG_ARGISNULL(a))
 			ereport(ERROR,
@@ -700,7 +700,7 @@ contcount_store_check_import(PG_FUNCTION_ARGS)
 	char	  **names;
 	ImportRoom	room = {0, 0};
 
-	require_superuser("contcount.store_check_import()");
+	require_superuser("store_check_import()");
 	export = DatumGetJsonbP(arg_required(fcinfo, 0, "export"));
 	if (!JB_ROOT_IS_OBJECT(export))
 		check_export(NULL, NULL, EXPORT_NEWEST);

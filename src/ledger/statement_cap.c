@@ -17,16 +17,20 @@
  * the functions it calls, at any depth, are part of it, also across the
  * COMMITs of a DO block or procedure (a new transaction is no new
  * statement); each FETCH from a cursor is a statement of its own.  The step
- * worker's charges (a counter's clock entering blocks) are no statement of
- * a role's and are not capped.
+ * worker's charges (a copied counter paying its epsilon again) are no
+ * statement of a role's and are not capped; every other process is, also
+ * a walsender running SQL or another extension's background worker.  A
+ * parallel worker would count apart from its leader and from the other
+ * workers, so a capped release is refused there (a forced parallel plan
+ * can run one in a worker).
  *
  * IDENTIFICATION
  *	  src/ledger/statement_cap.c
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/xact.h"
-#include "miscadmin.h"
 
 #include "common/report.h"
 #include "common/settings.h"
@@ -64,6 +68,23 @@ cap_units(cc_accounting accounting)
 	return (uint64) (cap * (double) CC_EPSILON_UNITS_PER_ONE);
 }
 
+/*
+ * A capped release in a parallel worker, refused: the worker's count of
+ * what the statement spent is its own, which the leader's and the other
+ * workers' releases would not see.
+ */
+static void
+refuse_parallel_worker(bool pure)
+{
+	if (IsParallelWorker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a release under contcount.max_%s_per_statement cannot run in a parallel worker",
+						pure ? "epsilon" : "rho"),
+				 errdetail("A parallel worker would count what the statement spends apart from its leader and the other workers."),
+				 errhint("Run the statement without a forced parallel plan (RESET force_parallel_mode).")));
+}
+
 int64
 statement_cap_allow(cc_cost cost, int64 wanted)
 {
@@ -72,8 +93,9 @@ statement_cap_allow(cc_cost cost, int64 wanted)
 	uint64		room;
 	bool		pure = cost.accounting == CC_PURE;
 
-	if (cap == 0 || MyBackendType != B_BACKEND || cost.units == 0)
+	if (cap == 0 || contcount_step_worker || cost.units == 0)
 		return wanted;
+	refuse_parallel_worker(pure);
 	current_statement();
 	spent = current.spent[cost.accounting];
 	room = spent >= cap ? 0 : (cap - spent) / cost.units;
@@ -92,7 +114,7 @@ statement_cap_allow(cc_cost cost, int64 wanted)
 void
 statement_cap_count(cc_cost cost, int64 releases)
 {
-	if (cap_units(cost.accounting) == 0 || MyBackendType != B_BACKEND)
+	if (cap_units(cost.accounting) == 0 || contcount_step_worker)
 		return;
 	current_statement();
 	current.spent[cost.accounting] += (uint64) releases * cost.units;

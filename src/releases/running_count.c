@@ -16,6 +16,13 @@
  * returned.  The parameters are checked once per call site to be one value
  * for the whole call (call_site.c), read once, and used for every stream.
  *
+ * With the mechanism's option monotone, each value shown is the running
+ * maximum of the stream's releases read so far, clamped at 0, with the
+ * largest bound so far, as a monotone counter's reads: a window shows each
+ * row before the next exists, so the one projection that never revises
+ * what was shown is the online one (docs/mechanisms-and-accuracy.md).  It
+ * reads only released values: the charge is the same.
+ *
  * IDENTIFICATION
  *	  src/releases/running_count.c
  */
@@ -38,6 +45,7 @@ typedef struct StepSite
 {
 	cc_params	params;
 	char	   *ledger;			/* the ledger named, or NULL */
+	bool		monotone;		/* the mechanism's option monotone */
 } StepSite;
 
 /* One stream's transition state. */
@@ -46,6 +54,9 @@ typedef struct RunningCount
 	cc_state   *state;
 	const char *ledger;			/* the call site's */
 	bool		paid;			/* its release is paid for */
+	bool		monotone;		/* the call site's option monotone */
+	int64		shown;			/* monotone: the largest value shown, >= 0 */
+	double		shown_bound;	/* monotone: the largest bound read */
 } RunningCount;
 
 /* What the final function keeps for the whole call site. */
@@ -82,6 +93,7 @@ step_site(FunctionCallInfo fcinfo, int context)
 	}
 	site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(StepSite));
 	spec_to_params(&args, &site->params);
+	site->monotone = spec_monotone(&args);
 	if (spec_ledger(&args) != NULL)
 		site->ledger = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, spec_ledger(&args));
 	/* before the first step draws noise: a pure ledger refuses Gaussian releases */
@@ -107,11 +119,31 @@ running_count_step(PG_FUNCTION_ARGS)
 		cc_state_init(rc->state, &site->params);
 		rc->ledger = site->ledger;
 		rc->paid = false;
+		rc->monotone = site->monotone;
+		rc->shown = 0;
+		rc->shown_bound = 0;
 	}
 	else
 		rc = (RunningCount *) PG_GETARG_POINTER(0);
 	push_or_report(rc->state, PG_ARGISNULL(1) ? 0 : PG_GETARG_INT64(1));
 	PG_RETURN_POINTER(rc);
+}
+
+/*
+ * The release as a monotone stream shows it: the running maximum of what
+ * was read, at least 0, with the largest bound so far.  Any value shown at
+ * step t is a release at some step s <= t or 0, both at most the true count
+ * at t plus that bound, and the release at t is at least the true count
+ * minus its own.  Reading a step again (a peer row) shows the same: the
+ * maximum of the same values.  No noise is touched.
+ */
+static void
+show_monotone(RunningCount *rc, cc_release *release)
+{
+	rc->shown = Max(rc->shown, release->noisy);
+	rc->shown_bound = Max(rc->shown_bound, release->bound);
+	release->noisy = rc->shown;
+	release->bound = rc->shown_bound;
 }
 
 PG_FUNCTION_INFO_V1(running_count_final);
@@ -147,5 +179,7 @@ running_count_final(PG_FUNCTION_ARGS)
 		rc->paid = true;
 	}
 	cc_read(rc->state, &release);
+	if (rc->monotone)
+		show_monotone(rc, &release);
 	PG_RETURN_DATUM(release_row(site->row_type, &release));
 }

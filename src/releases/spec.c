@@ -73,6 +73,12 @@ spec_ledger(const SpecArgs *args)
 	return TextDatumGetCString(args->field[SPEC_LEDGER].value);
 }
 
+bool
+spec_monotone(const SpecArgs *args)
+{
+	return !args->monotone.isnull && DatumGetBool(args->monotone.value);
+}
+
 /* The core's mechanism names, "a, b, c", palloc'd: the hint never goes stale. */
 static char *
 mechanism_names(void)
@@ -271,6 +277,8 @@ spec_with_defaults(SpecArgs *args, const char *name, NullableDatum epsilon,
 	args->field[SPEC_RHO].isnull = true;
 	args->objective.value = (Datum) 0;
 	args->objective.isnull = true;
+	args->monotone.value = (Datum) 0;
+	args->monotone.isnull = true;
 }
 
 void
@@ -293,6 +301,11 @@ spec_from_composite(Datum composite, SpecArgs *args)
 	}
 	args->objective.value = (Datum) 0;
 	args->objective.isnull = true;
+	args->monotone.value = (Datum) 0;
+	args->monotone.isnull = true;
+	if (natts >= SPEC_MONOTONE_ATTNO)
+		args->monotone.value = GetAttributeByNum(tuple, SPEC_MONOTONE_ATTNO,
+												 &args->monotone.isnull);
 }
 
 void
@@ -308,6 +321,8 @@ spec_from_call(FunctionCallInfo fcinfo, const int argno[SPEC_NFIELDS],
 	}
 	args->objective.value = (Datum) 0;
 	args->objective.isnull = true;
+	args->monotone.value = (Datum) 0;
+	args->monotone.isnull = true;
 }
 
 void
@@ -319,12 +334,13 @@ spec_objective_from_call(FunctionCallInfo fcinfo, int argno, SpecArgs *args)
 
 /*
  * contcount.mechanism(name, epsilon, horizon, block, sensitivity, beta,
- * ledger, objective, rho): the checked parameters, with epsilon or rho as it
- * will be charged (the other null) and the block size filled in.  For
- * "auto", the name is the mechanism it picked: that is how a caller learns
- * it, and the value then releases with that mechanism wherever it is used.
- * A database not yet updated to 0.5 has neither the argument rho nor the
- * field.
+ * ledger, objective, rho, monotone): the checked parameters, with epsilon
+ * or rho as it will be charged (the other null) and the block size filled
+ * in, and monotone as given (false by default).  For "auto", the name is
+ * the mechanism it picked: that is how a caller learns it, and the value
+ * then releases with that mechanism wherever it is used.  A database not
+ * yet updated to 0.5 has neither the argument rho nor the field, one not
+ * yet updated to 0.6 neither monotone.
  */
 PG_FUNCTION_INFO_V1(contcount_mechanism);
 Datum
@@ -334,15 +350,15 @@ contcount_mechanism(PG_FUNCTION_ARGS)
 	SpecArgs	args;
 	cc_params	params;
 	TupleDesc	tupdesc;
-	Datum		values[SPEC_NFIELDS];
-	bool		nulls[SPEC_NFIELDS] = {false};
+	Datum		values[SPEC_MONOTONE_ATTNO];
+	bool		nulls[SPEC_MONOTONE_ATTNO] = {false};
 
 	spec_from_call(fcinfo, argno, &args);
 	spec_objective_from_call(fcinfo, 7, &args);
 	spec_to_params(&args, &params);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE ||
-		tupdesc->natts > SPEC_NFIELDS || tupdesc->natts < SPEC_RHO)
+		tupdesc->natts > SPEC_MONOTONE_ATTNO || tupdesc->natts < SPEC_RHO)
 		elog(ERROR, "return type must be contcount.mechanism");
 	values[SPEC_NAME] = CStringGetTextDatum(cc_kind_name(params.kind));
 	values[SPEC_EPSILON] = Float8GetDatum((double) params.epsilon_units /
@@ -358,6 +374,8 @@ contcount_mechanism(PG_FUNCTION_ARGS)
 	nulls[SPEC_LEDGER] = args.field[SPEC_LEDGER].isnull;
 	values[SPEC_RHO] = Float8GetDatum((double) params.rho_units / (double) CC_RHO_UNITS_PER_ONE);
 	nulls[SPEC_RHO] = params.privacy != CC_ZCDP;
+	/* a null monotone is false: the composite says what running_count does */
+	values[SPEC_NFIELDS] = BoolGetDatum(PG_NARGS() > 9 && !PG_ARGISNULL(9) && PG_GETARG_BOOL(9));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 }

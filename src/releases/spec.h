@@ -38,10 +38,24 @@ typedef struct SpecArgs
 	 * composite, which holds the mechanism picked, not the way it was.
 	 */
 	NullableDatum objective;
+
+	/*
+	 * Whether running_count shows its releases non-negative and
+	 * non-decreasing; NULL: no.  The composite's last field (from 0.6), kept
+	 * apart from the fields above because it is no mechanism parameter and
+	 * the releases that read those from a call have no such argument.
+	 */
+	NullableDatum monotone;
 } SpecArgs;
+
+/* The composite's attribute number of monotone. */
+#define SPEC_MONOTONE_ATTNO (SPEC_NFIELDS + 1)
 
 /* The ledger named in the arguments, or NULL for contcount.ledger. */
 extern char *spec_ledger(const SpecArgs *args);
+
+/* Whether the option monotone is given and true. */
+extern bool spec_monotone(const SpecArgs *args);
 
 /*
  * Check the arguments and fill params; raises an error for any bad one.

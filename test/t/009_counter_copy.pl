@@ -7,7 +7,8 @@
 # state untouched, with the ledger's SQLSTATE; a dump restored into its
 # own database (back at an earlier step) pays too; and in another cluster
 # (a new system identifier) a copy whose ledger the store does not hold is
-# refused, and pays once the ledgers' export is imported there.
+# refused, and pays once the ledgers' export is imported there.  The step
+# worker pays for a copy under a per-statement cap smaller than the charge.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -128,7 +129,12 @@ is($node->safe_psql('copy', q{
 	'the copies say that their state lived in the original database, and which ledger paid');
 is(state($node, 'copy', $_), $state{$_}, "copy: $_ holds the original's state") for qw(signups visits);
 
+# a per-statement cap below what a copy pays binds every session of copy,
+# but not the step worker: the copies' charges are no role's statement
+$node->safe_psql('postgres', 'ALTER DATABASE copy SET contcount.max_epsilon_per_statement = 0.25');
 serve($node, 'copy');
+is($node->safe_psql('copy', 'SHOW contcount.max_epsilon_per_statement'), '0.25',
+	'copy: a per-statement cap of 0.25 holds there');
 my $log_offset = -s $node->logfile;
 for my $counter (qw(signups visits))
 {

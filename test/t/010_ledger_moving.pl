@@ -341,7 +341,7 @@ my $legacy_charges = join("\n",
 	  . q{SELECT contcount.noisy_count(0.125, 'marketing') FROM events;},
 	"2026-11-22 18:35:42.878793+00|$bootstrap|marketing|0.0625|noisy_count|$grouped",
 	"2026-11-22 18:35:42.88091+00|$bootstrap|marketing|0.125|noisy_count, 2 releases|$grouped");
-my $gone_sql = 'SELECT contcount.store_spent(6028332947471245562)';
+my $gone_sql = 'SELECT contcount_internal.store_spent(6028332947471245562)';
 
 # everything the 0.2 file held, once, and the file renamed
 sub legacy_as_in_the_file

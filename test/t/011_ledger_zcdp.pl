@@ -137,7 +137,7 @@ $old->safe_psql('postgres', q{
     CREATE TABLE events AS SELECT i FROM generate_series(1, 20) i;
 });
 is(query($old, q{SELECT string_agg(concat_ws(' ', units, refund, function, accounting,
-        coalesce(releases::text, '-')), ', ') FROM contcount.store_charges()}),
+        coalesce(releases::text, '-')), ', ') FROM contcount_internal.store_charges()}),
 	'125000000 f noisy_count pure -, 250000000 f running_counts pure -, '
 	  . '250000000 f noisy_count pure -, 500000000 f noisy_count, 2 releases pure -, '
 	  . '1000000000 f noisy_count, 4 releases pure -, 500000000 t noisy_count, 2 unused pure -',
