@@ -31,6 +31,7 @@ static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_SMOOTH_BINARY] = &cc_smooth_binary_ops,
 	[CC_GAUSSIAN_HONAKER] = &cc_gaussian_honaker_ops,
 	[CC_BLT] = &cc_blt_ops,
+	[CC_BLT_SCALED] = &cc_blt_scaled_ops,
 };
 
 const cc_mechanism_ops *

@@ -33,6 +33,7 @@ typedef enum cc_kind
 	CC_SMOOTH_BINARY,			/* a tree's leaves of Hamming weight h/2 only */
 	CC_GAUSSIAN_HONAKER,		/* honaker with discrete Gaussian noise (zCDP) */
 	CC_BLT,						/* a BLT matrix factorization (zCDP) */
+	CC_BLT_SCALED,				/* the same, its inputs scaled by stretches */
 	CC_NUM_KINDS
 } cc_kind;
 

@@ -107,12 +107,20 @@ extern int	smooth_binary_height(int64_t horizon);
  */
 extern double blt_brute_error(int64_t horizon, int64_t t);
 
+/*
+ * A table entry's coefficients in long double, from its integers: b_0 ..
+ * b_(n-1) of B = A C^-1, and c_0 .. c_(n-1), C's first column (test_blt.c).
+ */
+extern void blt_brute_b(int entry, int64_t n, long double *b);
+extern void blt_brute_c(int entry, int64_t n, long double *c);
+
 extern void test_noise(void);
 extern void test_gaussian(void);
 extern void test_mechanisms(void);
 extern void test_honaker(void);
 extern void test_smooth_binary(void);
 extern void test_blt(void);
+extern void test_blt_scaled(void);
 extern void test_choice(void);
 extern void test_bounds(void);
 extern void test_accounting(void);
