@@ -31,13 +31,15 @@
  *		||u(x + v) - u(x)||_2 <= Delta max_p m_p ||c(T - s_p + 1)|| + E sqrt(T),
  * every norm a closed form of positive terms (blt.c), inflated against
  * rounding; sigma^2 = that^2 / (2 rho) makes w rho-zCDP, and everything
- * released is computed from w alone.  The argument is about the vector u
- * whatever the items are, so it holds for a stream whose later items depend
- * on earlier releases: the mechanism is a causal linear map plus integer
- * rounding with Gaussian noise, and the adaptive Gaussian mechanism's
- * composition over the steps gives the same rho (the factorization
- * mechanism's argument on adaptive streams, Denisov, McMahan, Rush, Smith
- * and Thakurta 2022).
+ * released is computed from w alone.  The bound holds whatever the items
+ * are, so also for a stream whose later items depend on earlier releases:
+ * step t is a discrete Gaussian mechanism whose shift u_t(x + v) - u_t(x)
+ * is fixed by the history before its draw (u is causal), of Renyi
+ * divergence alpha shift^2 / (2 sigma^2), and the shifts' squares add up to
+ * at most the bound above on every history, so the Renyi filter (Feldman
+ * and Zrnic 2021) gives the same rho for the adaptive sequence, as for
+ * linear mechanisms with Gaussian noise on adaptive streams (Denisov,
+ * McMahan, Rush, Smith and Thakurta 2022).
  *
  * Error.  q_t = y_t + (C^-1 (z + eta))_t with |eta_t| < E (mech_blt.c), so
  * the release is (A x)_t + sum_k W_k(t) (z_k + eta_k) rounded, with
