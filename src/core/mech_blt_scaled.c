@@ -257,7 +257,7 @@ forms_for(int64_t horizon, int shift)
  * them, for the L2 sensitivity Delta l2 + E sqrt(T) of the head of the file.
  */
 static cc_status
-scaled_plan_of(const cc_params *p, int *shift, cc_scale *sigma2)
+plan_search(const cc_params *p, int *shift, cc_scale *sigma2)
 {
 	double		horizon = (double) p->horizon;
 	const cc_blt_noise *noise;
@@ -282,6 +282,37 @@ scaled_plan_of(const cc_params *p, int *shift, cc_scale *sigma2)
 			return CC_OK;
 	}
 	return CC_SCALE_TOO_LARGE;
+}
+
+/*
+ * plan_search()'s answer, kept for the last parameters asked: a bound reads
+ * it for each of its classes, and where sigma^2 must shrink K the search
+ * builds the forms of each K it passes.
+ */
+static cc_status
+scaled_plan_of(const cc_params *p, int *shift, cc_scale *sigma2)
+{
+	static struct
+	{
+		int64_t		horizon;
+		int64_t		sensitivity;
+		uint64_t	rho_units;
+		cc_status	status;
+		int			shift;
+		cc_scale	sigma2;
+	}			last = {.horizon = -1};
+
+	if (last.horizon != p->horizon || last.sensitivity != p->sensitivity ||
+		last.rho_units != p->rho_units)
+	{
+		last.status = plan_search(p, &last.shift, &last.sigma2);
+		last.horizon = p->horizon;
+		last.sensitivity = p->sensitivity;
+		last.rho_units = p->rho_units;
+	}
+	*shift = last.shift;
+	*sigma2 = last.sigma2;
+	return last.status;
 }
 
 static cc_status
