@@ -34,9 +34,9 @@ SELECT * FROM contcount.mechanism('gaussian_honaker', rho => 0.25, horizon => 64
                                   beta => 0.01, ledger => 'gauss');
 -- rho is rounded to a multiple of 1e-9, as it is charged
 SELECT rho FROM contcount.mechanism('blt', rho => 0.1234567894, horizon => 10);
--- auto with rho picks among the zCDP mechanisms: blt up to its longest
--- horizon, 2^40 steps, gaussian_honaker beyond (and at T = 1, where it has
--- a little less variance)
+-- auto with rho picks among the zCDP mechanisms: blt_scaled up to its
+-- longest horizon, 2^40 steps, gaussian_honaker beyond (and at T = 1, where
+-- it has a little less variance)
 SELECT h, (contcount.mechanism('auto', rho => 0.5, horizon => h)).name AS mean,
        (contcount.mechanism('auto', rho => 0.5, horizon => h, objective => 'worst')).name AS worst
 FROM unnest(ARRAY[1, 2, 64, 1048576, 1099511627776, 1099511627777, 4611686018427387904]::bigint[]) h;
@@ -98,7 +98,7 @@ SELECT count(r) FROM (
 -- the plain aggregate, a ledger named: one release
 SELECT (contcount.running_count(n, contcount.mechanism('blt', rho => 0.03125, horizon => 64, ledger => 'gauss'))).t
 FROM test.gauss_daily;
--- auto with rho: blt, rho 1/4
+-- auto with rho: blt_scaled, rho 1/4
 SELECT count(*) FROM contcount.running_counts(ARRAY[1, 2, 3], mechanism => 'auto', rho => 0.25);
 SELECT spent FROM contcount.ledgers WHERE name = 'gauss';
 SELECT ledger, epsilon, function, accounting, releases, release_epsilon, release_rho

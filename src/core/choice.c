@@ -216,6 +216,11 @@ cc_variance_over_horizon(const cc_params *p, double *mean, double *worst)
 		cc_blt_variance_over_horizon(p, mean, worst);
 		return;
 	}
+	if (p->kind == CC_BLT_SCALED)
+	{
+		cc_blt_scaled_variance_over_horizon(p, mean, worst);
+		return;
+	}
 	draw = draw_variance(p, p->privacy == CC_ZCDP ? 0 :
 						 cc_mechanism(p->kind)->main_multiplier(p));
 	switch (p->kind)
@@ -257,6 +262,7 @@ cc_variance_over_horizon(const cc_params *p, double *mean, double *worst)
 			kary_variance(p, draw, &sum, &most);
 			break;
 		case CC_BLT:
+		case CC_BLT_SCALED:
 		case CC_NUM_KINDS:
 			break;
 	}

@@ -106,8 +106,8 @@ typedef struct entry_forms
 static entry_forms forms[CC_BLT_ENTRIES];
 
 /* Entry k serves the horizons (2^(k-1), 2^k]. */
-static int
-entry_for(int64_t horizon)
+int
+cc_blt_entry_for(int64_t horizon)
 {
 	return horizon == 1 ? 0 : 64 - __builtin_clzll((unsigned long long) (horizon - 1));
 }
@@ -154,7 +154,7 @@ blt_plan_of(const cc_params *p, blt_plan *plan)
 	double		column;
 	double		least;
 
-	plan->entry = entry_for(p->horizon);
+	plan->entry = cc_blt_entry_for(p->horizon);
 	f = forms_of(plan->entry);
 	if (!f->valid)
 		return CC_SCALE_TOO_LARGE;
@@ -200,6 +200,16 @@ blt_sigma2(const cc_params *params, cc_scale *sigma2)
  * Their squares add up to at most l2^2, for which sigma^2 was calibrated:
  * 2 rho sigma^2 at most.
  */
+bool
+cc_blt_entry_forms(int entry, const cc_blt_noise **noise, double *deviation)
+{
+	const entry_forms *f = forms_of(entry);
+
+	*noise = &f->noise;
+	*deviation = f->deviation;
+	return f->valid;
+}
+
 static void
 blt_pair(const cc_params *p, cc_gauss *gauss)
 {
@@ -262,8 +272,8 @@ scale_down(__int128 s, uint64_t m)
  * One step of C (or of C^-1) on the buffers: the buffers' read, floor(sum_j
  * floor(omega_j S_j) / F), then the decay and F times the step's input.
  */
-static inline __int128
-buffers_read(const cc_blt_entry *e, const cc_wide *buffer)
+__int128
+cc_blt_buffers_read(const cc_blt_entry *e, const cc_wide *buffer)
 {
 	__int128	sum = 0;
 
@@ -272,8 +282,8 @@ buffers_read(const cc_blt_entry *e, const cc_wide *buffer)
 	return sum >> FRACTION_BITS;
 }
 
-static inline bool
-buffers_update(const cc_blt_entry *e, cc_wide *buffer, __int128 input)
+bool
+cc_blt_buffers_update(const cc_blt_entry *e, cc_wide *buffer, __int128 input)
 {
 	__int128	in = input * ((__int128) 1 << FRACTION_BITS);
 
@@ -304,16 +314,16 @@ blt_push(cc_state *state, int64_t x, cc_rng *rng)
 	int64_t		z;
 
 	/* the data path: u_t, then C's buffers take the item */
-	w = k_x + buffers_read(e, part->data);
-	if (!buffers_update(e, part->data, k_x))
+	w = k_x + cc_blt_buffers_read(e, part->data);
+	if (!cc_blt_buffers_update(e, part->data, k_x))
 		return CC_OVERFLOW;
 	/* cc_params_prepare() checked sigma2: the draw cannot fail */
 	cc_dgauss_draw(rng, state->scale, &z);
 	w += z;
 
 	/* the release path, from w alone */
-	q = w - buffers_read(e, part->noisy);
-	if (!buffers_update(e, part->noisy, q) ||
+	q = w - cc_blt_buffers_read(e, part->noisy);
+	if (!cc_blt_buffers_update(e, part->noisy, q) ||
 		__builtin_add_overflow(cc_wide_get(&part->total), q, &total))
 		return CC_OVERFLOW;
 	cc_wide_set(&part->total, total);

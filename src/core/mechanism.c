@@ -32,6 +32,7 @@ static const cc_mechanism_ops *const mechanisms[CC_NUM_KINDS] = {
 	[CC_GAUSSIAN_HONAKER] = &cc_gaussian_honaker_ops,
 	[CC_BLT] = &cc_blt_ops,
 	[CC_KARY] = &cc_kary_ops,
+	[CC_BLT_SCALED] = &cc_blt_scaled_ops,
 };
 
 const cc_mechanism_ops *

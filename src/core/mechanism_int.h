@@ -178,6 +178,7 @@ extern const cc_mechanism_ops cc_smooth_binary_ops;
 extern const cc_mechanism_ops cc_gaussian_honaker_ops;
 extern const cc_mechanism_ops cc_blt_ops;
 extern const cc_mechanism_ops cc_kary_ops;
+extern const cc_mechanism_ops cc_blt_scaled_ops;
 
 /* The dispatch (mechanism.c), for the files above it. */
 extern const cc_mechanism_ops *cc_mechanism(cc_kind kind);
@@ -376,6 +377,36 @@ extern void cc_kary_draws_over_horizon(int64_t arity, int64_t horizon, double *s
  * least mean variance over the horizon.
  */
 extern cc_status cc_kary_prepare(cc_params *params);
+/* mech_blt.c's pieces that mech_blt_scaled.c runs too */
+extern int	cc_blt_entry_for(int64_t horizon);
+/* the entry's B and mech_blt.c's E; false if the entry is not usable */
+extern bool cc_blt_entry_forms(int entry, const cc_blt_noise **noise, double *deviation);
+/* a step of C or C^-1 on the buffers: their read, then the decay and input */
+extern __int128 cc_blt_buffers_read(const cc_blt_entry *e, const cc_wide *buffer);
+extern bool cc_blt_buffers_update(const cc_blt_entry *e, cc_wide *buffer, __int128 input);
+
+/*
+ * The scaled BLT's state (mech_blt_scaled.c): blt's entry, K and buffers,
+ * and the running sum of the noisy scaled items of each stretch of steps
+ * (at most two a bit of the horizon, 2^40 at most, and one more).
+ */
+#define CC_BLT_SCALED_STRETCHES 82
+
+typedef struct cc_blt_scaled_part
+{
+	int64_t		entry;
+	int64_t		shift;
+	cc_wide		data[CC_BLT_BUFFERS];
+	cc_wide		noisy[CC_BLT_BUFFERS];
+	cc_wide		totals[CC_BLT_SCALED_STRETCHES];
+} cc_blt_scaled_part;
+
+/* m_t for a horizon and K = 2^shift: what the unit tests check apart */
+extern uint64_t cc_blt_scaled_multiplier(int64_t horizon, int shift, int64_t t);
+
+/* blt_scaled's mean and largest variance over t = 1 .. horizon (choice.c) */
+extern void cc_blt_scaled_variance_over_horizon(const cc_params *params, double *mean,
+												double *worst);
 
 /* a + b into *sum, false on overflow */
 static inline bool

@@ -40,6 +40,7 @@ typedef enum cc_kind
 	CC_GAUSSIAN_HONAKER,		/* honaker with discrete Gaussian noise (zCDP) */
 	CC_BLT,						/* a BLT matrix factorization (zCDP) */
 	CC_KARY,					/* k-ary tree with negative digits */
+	CC_BLT_SCALED,				/* blt, its inputs scaled by stretches (zCDP) */
 	CC_NUM_KINDS
 } cc_kind;
 

@@ -189,7 +189,7 @@ privacy_of(const SpecArgs *args, const char *name, const cc_params *params)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("mechanism \"%s\" adds Laplace noise and is charged in epsilon, not rho", name),
-				 errhint("Give epsilon, and no rho; or name a mechanism with Gaussian noise: gaussian_honaker, blt or auto.")));
+				 errhint("Give epsilon, and no rho; or name a mechanism with Gaussian noise: gaussian_honaker, blt, blt_scaled or auto.")));
 	return privacy;
 }
 

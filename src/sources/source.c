@@ -1233,17 +1233,20 @@ contcount_source_counts(PG_FUNCTION_ARGS)
 
 /*
  * Refuse a running release its parameters cannot make sound or that holds
- * too many counts.  blt's noise covers one moving stream's rounding of its
- * fixed point; a person whose rows reach several keys moves several
- * streams, each with its own rounding, which its rho does not cover.
+ * too many counts.  The noise of blt and blt_scaled covers one moving
+ * stream's rounding of its fixed point; a person whose rows reach several
+ * keys moves several streams, each with its own rounding, which its rho
+ * does not cover.
  */
 static void
 require_running_release(const SourceRelease *release, const cc_params *params, int64 steps)
 {
-	if (params->kind == CC_BLT && release->nkeys > 1 && release->source.max_groups > 1)
+	if ((params->kind == CC_BLT || params->kind == CC_BLT_SCALED) && release->nkeys > 1 &&
+		release->source.max_groups > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("blt cannot release a dimension of a source whose persons reach several groups"),
+				 errmsg("%s cannot release a dimension of a source whose persons reach several groups",
+						cc_kind_name(params->kind)),
 				 errdetail("Source \"%s\" lets a person count in %d groups.", release->source.name,
 						   release->source.max_groups),
 				 errhint("Use mechanism gaussian_honaker, or release without a dimension.")));

@@ -387,7 +387,7 @@ test_bounds(void)
 	{
 		cc_params	p;
 
-		if (kind == CC_BLT)
+		if (kind == CC_BLT || kind == CC_BLT_SCALED)
 			p = params_zcdp(kind, 1e-6, cc_kind_max_horizon(kind));
 		else if (kind == CC_GAUSSIAN_HONAKER)
 			p = params_zcdp(kind, 1e-6, CC_MAX_HORIZON);

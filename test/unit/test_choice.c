@@ -114,6 +114,7 @@ step_variance(cc_kind kind, int64_t T, double eps, int64_t sens, int64_t t)
 			/* zCDP kinds: test_gaussian_mechanisms.c */
 		case CC_GAUSSIAN_HONAKER:
 		case CC_BLT:
+		case CC_BLT_SCALED:
 		case CC_NUM_KINDS:
 			break;
 	}

@@ -201,6 +201,7 @@ main(void)
 	test_honaker();
 	test_smooth_binary();
 	test_blt();
+	test_blt_scaled();
 	test_choice();
 	test_bounds();
 	test_accounting();

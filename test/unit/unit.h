@@ -65,9 +65,11 @@ extern cc_state *new_state(cc_params *p);
  * checks at beta 1e-9 in sql/window_counts.sql), add 3.19e-7; and
  * sql/outputs.sql's 3 (2 bound checks at beta 1e-12, one raw series in
  * order, below 1e-12) add under 4e-12; test_kary.c's 17, at seven standard
- * deviations or a binomial tail of 1e-12, add under 1e-10, and
+ * deviations or a binomial tail of 1e-12, add under 1e-10;
  * test_sparse_vector.c's 17, at 7 standard deviations (2.6e-12 each), add
- * 4.4e-11: together, under one in a million (9.98e-7).
+ * 4.4e-11; test_blt_scaled.c's 10 checks and sql/blt_scaled.sql's 2, at 8
+ * standard deviations, each below 1e-12, add under 1.2e-11: together, under
+ * one in a million (9.98e-7).
  */
 #define UNIT_Z 6.0
 
@@ -117,12 +119,20 @@ extern int	smooth_binary_height(int64_t horizon);
  */
 extern double blt_brute_error(int64_t horizon, int64_t t);
 
+/*
+ * A table entry's coefficients in long double, from its integers: b_0 ..
+ * b_(n-1) of B = A C^-1, and c_0 .. c_(n-1), C's first column (test_blt.c).
+ */
+extern void blt_brute_b(int entry, int64_t n, long double *b);
+extern void blt_brute_c(int entry, int64_t n, long double *c);
+
 extern void test_noise(void);
 extern void test_gaussian(void);
 extern void test_mechanisms(void);
 extern void test_honaker(void);
 extern void test_smooth_binary(void);
 extern void test_blt(void);
+extern void test_blt_scaled(void);
 extern void test_choice(void);
 extern void test_bounds(void);
 extern void test_accounting(void);
