@@ -327,11 +327,11 @@ COMMENT ON FUNCTION contcount.lockdown_statistics() IS
 -- PUBLIC gets none.  A trigger's function is checked (EXECUTE, and USAGE
 -- to name it) only when the trigger is created, and contcount creates
 -- these as the extension's owner.  Functions that the C library or other
--- SQL functions name as contcount.* stay where they are (the store_*
--- primitives and import_ledgers_unchecked, named inside export_ledgers
--- and import_ledgers; ledger_granted and counter_granted; the aggregate
--- bounded_counts, which a 0.6 library also finds in a database still at
--- 0.5), and so does count_inserts, the trigger users attach themselves.
+-- SQL functions name as contcount.* stay here for now (ledger_granted and
+-- counter_granted; the aggregate bounded_counts, which a 0.6 library also
+-- finds in a database still at 0.5; the store_* primitives move below,
+-- with the SQL functions that name them), and so does count_inserts, the
+-- trigger users attach themselves.
 CREATE SCHEMA contcount_internal;
 REVOKE ALL ON SCHEMA contcount_internal FROM PUBLIC;
 COMMENT ON SCHEMA contcount_internal IS
