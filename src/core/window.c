@@ -1,7 +1,8 @@
 /*
  * window.c
  *		Sliding-window counts under event-level epsilon-DP: a truncated
- *		dyadic tree, or differences of smooth binary running counts.
+ *		dyadic tree, differences of smooth binary running counts, or
+ *		differences of a truncated k-ary tree's prefixes.
  *
  * The window at step t is the steps max(1, t - W + 1) .. t; an event is in
  * W windows, and a release of every window is post-processing of what the

@@ -90,14 +90,14 @@ extern void cc_window_read(const cc_window *window, cc_release *release);
 
 /*
  * The noisy values summed by the release at the current step: draws (tree,
- * difference) or node estimates (honaker).
+ * difference, kary) or node estimates (honaker).
  */
 extern int64_t cc_window_draws(const cc_window *window);
 
 /*
  * The variance of one draw, and the mean and largest variance over steps
  * 1 .. T, from the exact per-step numbers of draws and levels (O(T log W)
- * time).
+ * time; kary O((W + k^(h-1)) h), by its period).
  */
 extern double cc_window_draw_variance(const cc_window_params *params);
 extern void cc_window_variances(const cc_window_params *params, double *mean,
