@@ -1,7 +1,8 @@
 /*
  * window.c
  *		Sliding-window counts under event-level epsilon-DP: a truncated
- *		dyadic tree, or differences of smooth binary running counts.
+ *		dyadic tree, differences of smooth binary running counts, or
+ *		differences of a truncated k-ary tree's prefixes.
  *
  * The window at step t is the steps max(1, t - W + 1) .. t; an event is in
  * W windows, and a release of every window is post-processing of what the
@@ -48,6 +49,20 @@
  * draws times one draw's, exactly, and the bound is cc_dlap_sum_bound() of
  * that sum at failure probability beta / T (a union bound over the steps).
  *
+ * k-ary.  The blocks of mech_kary.c's tree, truncated at h levels for W
+ * (window_kary.c has which blocks a window names): a unit's items are in one
+ * block a level, h blocks, so discrete Laplace noise of scale h Delta /
+ * epsilon on each block makes the blocks epsilon-DP, and each release is
+ * post-processing of them (docs/kary-privacy.md has the argument for
+ * streams that depend on earlier releases).  The state keeps the noisy
+ * prefix(x) of the last W + 1 steps, and the window is prefix(t) -
+ * prefix(t - W), its common blocks cancelling exactly in integers; the
+ * noise of prefix(t) is the top level's draws so far plus, at each lower
+ * level j, the signed draws of the blocks between p_(j+1)(t) and p_j(t),
+ * all within the 2c blocks around p_(j+1)(t): a level keeps their prefix
+ * sums, drawn when p_(j+1)(t) moves (each block is drawn once: p_(j+1)
+ * never comes back).  Also a sum of independent draws of one scale.
+ *
  * IDENTIFICATION
  *	  src/core/window.c
  */
@@ -58,7 +73,9 @@
 #include "window.h"
 
 #define MAX_LEVELS 41			/* floor(log2 CC_WINDOW_MAX_WIDTH) + 1 */
-#define MAX_DRAWS 128			/* tree: under 2 MAX_LEVELS; diff: 2 h/2 <= 66 */
+#define MAX_DRAWS 128			/* tree: under 2 MAX_LEVELS; diff: 2 h/2 <= 66;
+								 * kary: k is chosen so */
+#define KARY_MAX_CHOICE 63		/* kary: the largest k weighed */
 #define GRID 64					/* honaker: lambdas tried by the bound */
 #define ROUNDING (0.5 + 1e-12)	/* honaker: |release - (exact + noise)| */
 
@@ -69,6 +86,9 @@
  *	honaker: the same, each node a numerator D_j est in two words
  *	diff: the ring of W + 1 noisy running counts (c_t at t mod (W + 1)),
  *		  then the smooth binary state
+ *	kary: the ring of W + 1 noisy prefix(x), the top level's draws and
+ *		  their sum, then for each level j < h - 1 its centre p_(j+1) / k^j
+ *		  and the k prefix sums of its 2c draws (k + 1 words)
  */
 struct cc_window
 {
@@ -78,7 +98,8 @@ struct cc_window
 	int64_t		noisy;			/* the release at t */
 	int64_t		draws;			/* its number of draws */
 	double		bound;			/* its bound */
-	int64_t		levels;			/* tree: L */
+	int64_t		levels;			/* tree: L; kary: h */
+	int64_t		exact;			/* kary: the exact running count */
 	cc_scale	scale;			/* of every draw */
 	double		draw_variance;
 	double		log_term;		/* ln(2 T / beta) */
@@ -98,6 +119,7 @@ static const char *const kind_names[] = {
 	[CC_WINDOW_TREE] = "tree",
 	[CC_WINDOW_DIFF] = "difference",
 	[CC_WINDOW_HONAKER] = "honaker",
+	[CC_WINDOW_KARY] = "kary",
 	[CC_WINDOW_AUTO] = "auto",
 };
 
@@ -189,11 +211,27 @@ is_tree(cc_window_kind kind)
 	return kind == CC_WINDOW_TREE || kind == CC_WINDOW_HONAKER;
 }
 
+/* kary: h Delta / epsilon for the chosen k, if it fits */
+static bool
+kary_scale(const cc_window_params *params, int64_t arity, cc_scale *scale)
+{
+	return cc_scale_make((uint64_t) cc_kary_levels(arity, params->width) *
+						 (uint64_t) params->sensitivity,
+						 params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, scale);
+}
+
 double
 cc_window_draw_variance(const cc_window_params *params)
 {
+	cc_scale	scale;
+
 	if (is_tree(params->kind))
 		return cc_dlap_variance(tree_scale(params));
+	else if (params->kind == CC_WINDOW_KARY)
+	{
+		kary_scale(params, params->arity, &scale);
+		return cc_dlap_variance(scale);
+	}
 	else
 	{
 		cc_params	p = smooth_params(params);
@@ -282,9 +320,47 @@ cc_window_variances(const cc_window_params *params, double *mean, double *worst)
 	unit_stats	stats = {0, 0};
 	double		v = cc_window_draw_variance(params);
 
-	each_step_units(params, add_units, &stats);
+	if (params->kind == CC_WINDOW_KARY)
+	{
+		int64_t		most;
+
+		cc_window_kary_draws_over_horizon(params->arity, params->width, params->horizon,
+										  &stats.sum, &most);
+		stats.most = (double) most;
+	}
+	else
+		each_step_units(params, add_units, &stats);
 	*mean = stats.sum / (double) params->horizon * v;
 	*worst = stats.most * v;
+}
+
+/*
+ * kary: the odd k of least mean variance over the horizon, from the public
+ * parameters only, among those whose scale fits and whose releases sum at
+ * most MAX_DRAWS draws (k = 3 does at every width).
+ */
+static bool
+kary_choose(cc_window_params *params)
+{
+	double		best = INFINITY;
+
+	params->arity = 0;
+	for (int64_t k = 3; k <= KARY_MAX_CHOICE; k += 2)
+	{
+		cc_scale	scale;
+		double		sum;
+		int64_t		most;
+
+		if (!kary_scale(params, k, &scale))
+			continue;
+		cc_window_kary_draws_over_horizon(k, params->width, params->horizon, &sum, &most);
+		if (most <= MAX_DRAWS && sum * cc_dlap_variance(scale) < best)
+		{
+			best = sum * cc_dlap_variance(scale);
+			params->arity = k;
+		}
+	}
+	return params->arity != 0;
 }
 
 cc_status
@@ -304,6 +380,9 @@ cc_window_prepare(cc_window_params *params)
 		params->width = params->horizon;
 	if (!cc_scale_make((uint64_t) tree_levels(params) * (uint64_t) params->sensitivity,
 					   params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, &scale))
+		return CC_SCALE_TOO_LARGE;
+	if ((params->kind == CC_WINDOW_KARY || params->kind == CC_WINDOW_AUTO) &&
+		!kary_choose(params))
 		return CC_SCALE_TOO_LARGE;
 	if (params->kind == CC_WINDOW_AUTO)
 	{
@@ -339,12 +418,22 @@ tree_ring_words(const cc_window_params *params)
 	return params->kind == CC_WINDOW_HONAKER ? 2 * n : n;
 }
 
+/* kary: words after the ring: the top level's two, then k + 1 a lower level */
+static int64_t
+kary_words(const cc_window_params *params)
+{
+	return 2 + (cc_kary_levels(params->arity, params->width) - 1) * (params->arity + 1);
+}
+
 size_t
 cc_window_size(const cc_window_params *params)
 {
 	if (is_tree(params->kind))
 		return sizeof(cc_window) +
 			(size_t) (tree_levels(params) + tree_ring_words(params)) * sizeof(int64_t);
+	else if (params->kind == CC_WINDOW_KARY)
+		return sizeof(cc_window) +
+			(size_t) (params->width + 1 + kary_words(params)) * sizeof(int64_t);
 	else
 	{
 		cc_params	p = smooth_params(params);
@@ -353,6 +442,20 @@ cc_window_size(const cc_window_params *params)
 		return sizeof(cc_window) + (size_t) (params->width + 1) * sizeof(int64_t) +
 			cc_state_size(&p);
 	}
+}
+
+/* kary: the top level's words, after the ring */
+static int64_t *
+kary_top(const cc_window *w)
+{
+	return window_part(w) + w->params.width + 1;
+}
+
+/* kary: level j's centre and prefix sums, j < h - 1 */
+static int64_t *
+kary_level(const cc_window *w, int64_t j)
+{
+	return kary_top(w) + 2 + j * (w->params.arity + 1);
 }
 
 static cc_state *
@@ -421,6 +524,14 @@ cc_window_init(cc_window *w, const cc_window_params *params)
 		}
 		if (params->kind == CC_WINDOW_HONAKER)
 			honaker_grid(w);
+	}
+	else if (params->kind == CC_WINDOW_KARY)
+	{
+		w->levels = cc_kary_levels(params->arity, params->width);
+		kary_scale(params, params->arity, &w->scale);
+		/* no centre yet: every level draws at the first step */
+		for (int64_t j = 0; j + 1 < w->levels; j++)
+			kary_level(w, j)[0] = -1;
 	}
 	else
 	{
@@ -579,6 +690,75 @@ diff_push(cc_window *w, int64_t x, cc_rng *rng)
 	return CC_OK;
 }
 
+/* kary: p_(j+1)(t) moved: the 2c draws around it, as prefix sums */
+static cc_status
+kary_redraw(cc_window *w, int64_t *level, int64_t centre, cc_rng *rng)
+{
+	level[0] = centre;
+	level[1] = 0;
+	for (int64_t i = 1; i < w->params.arity; i++)
+		if (!cc_add(level[i], cc_discrete_laplace(rng, w->scale), &level[i + 1]))
+			return CC_OVERFLOW;
+	return CC_OK;
+}
+
+/* kary: the noise of prefix(t), drawing the blocks it reaches first */
+static cc_status
+kary_noise(cc_window *w, cc_rng *rng, int64_t *noise)
+{
+	int64_t    *top = kary_top(w);
+	int64_t		c = (w->params.arity - 1) / 2;
+	int64_t		power = 1;
+
+	for (int64_t j = 0; j + 1 < w->levels; j++)
+		power *= w->params.arity;
+	/* the top level's blocks [0, p_(h-1)(t)) */
+	for (; top[0] < cc_window_kary_round(w->t, power) / power; top[0]++)
+		if (!cc_add(top[1], cc_discrete_laplace(rng, w->scale), &top[1]))
+			return CC_OVERFLOW;
+	*noise = top[1];
+	power = 1;
+	for (int64_t j = 0; j + 1 < w->levels; j++, power *= w->params.arity)
+	{
+		int64_t    *level = kary_level(w, j);
+		int64_t		centre = cc_window_kary_round(w->t, power * w->params.arity) / power;
+		int64_t		digit = cc_window_kary_round(w->t, power) / power - centre;
+		cc_status	status = level[0] == centre ? CC_OK : kary_redraw(w, level, centre, rng);
+
+		/* the blocks between the centre and centre + digit, signed */
+		if (status != CC_OK)
+			return status;
+		if (!cc_add(*noise, level[1 + c + digit] - level[1 + c], noise))
+			return CC_OVERFLOW;
+	}
+	return CC_OK;
+}
+
+/* kary: the noisy prefix(t) into the ring, the window the difference */
+static cc_status
+kary_push(cc_window *w, int64_t x, cc_rng *rng)
+{
+	int64_t    *ring = window_part(w);
+	int64_t		ring_size = w->params.width + 1;
+	int64_t		noise;
+	cc_status	status;
+
+	if (!cc_add(w->exact, x, &w->exact))
+		return CC_OVERFLOW;
+	status = kary_noise(w, rng, &noise);
+	if (status != CC_OK)
+		return status;
+	if (!cc_add(w->exact, noise, &ring[w->t % ring_size]))
+		return CC_OVERFLOW;
+	w->noisy = ring[w->t % ring_size];
+	if (w->t > w->params.width &&
+		__builtin_sub_overflow(w->noisy, ring[(w->t - w->params.width) % ring_size], &w->noisy))
+		return CC_OVERFLOW;
+	w->draws = cc_window_kary_draws_at(w->params.arity, w->params.width, w->t);
+	w->units = (double) w->draws;
+	return CC_OK;
+}
+
 cc_status
 cc_window_push(cc_window *w, int64_t item, cc_rng *rng)
 {
@@ -589,7 +769,12 @@ cc_window_push(cc_window *w, int64_t item, cc_rng *rng)
 	if (w->t >= w->params.horizon)
 		return CC_PAST_HORIZON;
 	w->t++;
-	status = is_tree(w->params.kind) ? tree_push(w, item, rng) : diff_push(w, item, rng);
+	if (is_tree(w->params.kind))
+		status = tree_push(w, item, rng);
+	else if (w->params.kind == CC_WINDOW_KARY)
+		status = kary_push(w, item, rng);
+	else
+		status = diff_push(w, item, rng);
 	if (status != CC_OK || w->params.kind == CC_WINDOW_HONAKER)
 		return status;
 	/* equal draws of one scale: the bound of their sum, by their number */

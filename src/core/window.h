@@ -19,10 +19,16 @@
  *	- CC_WINDOW_DIFF: the difference c_t - c_(t-W) of the releases of the
  *	  smooth binary mechanism over the horizon (mech_smooth_binary.c), whose
  *	  shared noisy nodes cancel exactly.
+ *	- CC_WINDOW_KARY: the k-ary tree with negative digits (mech_kary.c)
+ *	  truncated at the h levels width W needs, its top level unbounded, so
+ *	  an event is in h blocks of noise scale h Delta / epsilon whatever the
+ *	  stream's length; the window is prefix(t) - prefix(t - W), whose
+ *	  common blocks cancel exactly (window_kary.c).  k is chosen from the
+ *	  public parameters.
  * CC_WINDOW_AUTO picks the one of least mean variance over the horizon,
  * from exact per-step formulas.  Noise is drawn when a step is pushed and
  * stored; reading never draws.  The state is one flat block of
- * O(min(W, horizon)) words.
+ * O(min(W, horizon)) words (kary: W + 1 words and O(k h) more).
  */
 #ifndef CC_WINDOW_H
 #define CC_WINDOW_H
@@ -38,6 +44,7 @@ typedef enum cc_window_kind
 	CC_WINDOW_TREE,
 	CC_WINDOW_DIFF,
 	CC_WINDOW_HONAKER,
+	CC_WINDOW_KARY,
 	CC_WINDOW_AUTO				/* resolved by cc_window_prepare() */
 } cc_window_kind;
 
@@ -52,6 +59,7 @@ typedef struct cc_window_params
 	uint64_t	epsilon_units;	/* as cc_params */
 	int64_t		sensitivity;	/* events one unit adds to the whole stream */
 	double		beta;			/* the bound fails with at most this */
+	int64_t		arity;			/* kary: k, chosen by cc_window_prepare() */
 } cc_window_params;
 
 /*
@@ -82,14 +90,14 @@ extern void cc_window_read(const cc_window *window, cc_release *release);
 
 /*
  * The noisy values summed by the release at the current step: draws (tree,
- * difference) or node estimates (honaker).
+ * difference, kary) or node estimates (honaker).
  */
 extern int64_t cc_window_draws(const cc_window *window);
 
 /*
  * The variance of one draw, and the mean and largest variance over steps
  * 1 .. T, from the exact per-step numbers of draws and levels (O(T log W)
- * time).
+ * time; kary O((W + k^(h-1)) h), by its period).
  */
 extern double cc_window_draw_variance(const cc_window_params *params);
 extern void cc_window_variances(const cc_window_params *params, double *mean,
@@ -97,6 +105,16 @@ extern void cc_window_variances(const cc_window_params *params, double *mean,
 
 /* The number of nodes of the tree's decomposition of the window at t. */
 extern int64_t cc_window_tree_nodes(int64_t width, int64_t t);
+
+/*
+ * kary (window_kary.c): x rounded to the nearest multiple of power (odd);
+ * the number of draws in the window at t for k = arity; and their sum
+ * over steps 1 .. horizon and their largest number, in O((W + k^(h-1)) h).
+ */
+extern int64_t cc_window_kary_round(int64_t x, int64_t power);
+extern int64_t cc_window_kary_draws_at(int64_t arity, int64_t width, int64_t t);
+extern void cc_window_kary_draws_over_horizon(int64_t arity, int64_t width, int64_t horizon,
+											  double *sum, int64_t *most);
 
 /*
  * For tests: the tree's nodes closed by the last step, their noisy values

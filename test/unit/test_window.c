@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "choice.h"
 #include "window.h"
 
 static int
@@ -60,7 +61,7 @@ is_a_tree(cc_window_kind kind)
 static cc_window_params
 window_params(cc_window_kind kind, int64_t width, int64_t horizon, double epsilon)
 {
-	cc_window_params p = {kind, width, horizon, 0, 1, 0.05};
+	cc_window_params p = {kind, width, horizon, 0, 1, 0.05, 0};
 
 	cc_epsilon_units(epsilon, &p.epsilon_units);
 	return p;
@@ -273,6 +274,195 @@ test_tree_sensitivity(void)
 	CHECK(wrong == 0, "%d neighbours moved other than L nodes by 1", wrong);
 }
 
+/* kary: the fewest levels h with (k^h - 1) / 2 >= W, counted apart */
+static int64_t
+kary_levels_apart(int64_t k, int64_t width)
+{
+	int64_t		h = 0;
+	int64_t		power = 1;
+
+	while ((power - 1) / 2 < width)
+	{
+		power *= k;
+		h++;
+	}
+	return h;
+}
+
+/*
+ * kary: add sign times the blocks of prefix(x) into coef (level j's block i
+ * at j * stride + i), from x's balanced digits found by trial: the top
+ * digit a with |x - a K| <= (K - 1) / 2, then the others from the top
+ * down, each block run between the digits' partial sums.
+ */
+static void
+kary_blocks_apart(int64_t k, int64_t h, int64_t x, int sign, int *coef, int64_t stride)
+{
+	int64_t		c = (k - 1) / 2;
+	int64_t		powers[64];
+	int64_t		digits[64];
+	int64_t		a = 0;
+	int64_t		r;
+	int64_t		p;
+
+	powers[0] = 1;
+	for (int64_t j = 1; j < h; j++)
+		powers[j] = powers[j - 1] * k;
+	while (llabs(x - a * powers[h - 1]) > (powers[h - 1] - 1) / 2)
+		a++;
+	r = x - a * powers[h - 1];
+	for (int64_t j = 0; j + 1 < h; j++)
+	{
+		digits[j] = ((r % k) + k) % k;
+		if (digits[j] > c)
+			digits[j] -= k;
+		r = (r - digits[j]) / k;
+	}
+	for (int64_t i = 0; i < a; i++)
+		coef[(h - 1) * stride + i] += sign;
+	p = a * powers[h - 1];
+	for (int64_t j = h - 2; j >= 0; j--)
+	{
+		int64_t		b = p / powers[j];
+
+		for (int64_t i = 0; i < llabs(digits[j]); i++)
+			coef[j * stride + (digits[j] > 0 ? b + i : b - 1 - i)] += digits[j] > 0 ? sign : -sign;
+		p += digits[j] * powers[j];
+	}
+	CHECK(p == x, "kary digits of %lld", (long long) x);
+}
+
+/*
+ * kary: the draws the core counts in the window at t are the blocks left,
+ * with multiplicity, once prefix(t) - prefix(t - W) is replayed block by
+ * block and the common ones cancel; and no block is left twice.
+ */
+static void
+test_kary_blocks(void)
+{
+	static const int64_t arities[] = {3, 5, 7, 13, 29};
+	static const int64_t widths[] = {1, 2, 3, 10, 30, 100, 365};
+	int			wrong = 0,
+				twice = 0;
+
+	for (int a = 0; a < 5; a++)
+		for (int i = 0; i < 7; i++)
+		{
+			int64_t		k = arities[a],
+						width = widths[i];
+			int64_t		h = kary_levels_apart(k, width);
+			int64_t		stride = 4 * width + 2 * k + 16;
+			int		   *coef = malloc((size_t) (h * stride) * sizeof(int));
+
+			for (int64_t t = 1; t <= 3 * width + 2 * k; t++)
+			{
+				int64_t		left = 0;
+
+				memset(coef, 0, (size_t) (h * stride) * sizeof(int));
+				kary_blocks_apart(k, h, t, 1, coef, stride);
+				kary_blocks_apart(k, h, t > width ? t - width : 0, -1, coef, stride);
+				for (int64_t b = 0; b < h * stride; b++)
+				{
+					left += (int64_t) coef[b] * coef[b];
+					twice += abs(coef[b]) > 1;
+				}
+				wrong += left != cc_window_kary_draws_at(k, width, t);
+			}
+			free(coef);
+		}
+	CHECK(wrong == 0 && twice == 0, "%d windows counted other than the replay, %d blocks twice",
+		  wrong, twice);
+}
+
+/*
+ * kary: the mean over the horizon that window_kary.c sums over one period
+ * is the step-by-step one, and the chosen k has the least of the odd k.
+ */
+static void
+test_kary_choice(void)
+{
+	static const int64_t widths[] = {1, 7, 30, 365};
+	int			wrong = 0;
+
+	for (int i = 0; i < 4; i++)
+	{
+		cc_window_params p = window_params(CC_WINDOW_KARY, widths[i], 5000, 1.0);
+		double		chosen,
+					worst;
+
+		cc_window_prepare(&p);
+		cc_window_variances(&p, &chosen, &worst);
+		for (int64_t k = 3; k <= 63; k += 2)
+		{
+			double		sum = 0,
+						fast;
+			int64_t		most = 0,
+						fast_most;
+
+			for (int64_t t = 1; t <= 5000; t++)
+			{
+				int64_t		draws = cc_window_kary_draws_at(k, widths[i], t);
+
+				sum += (double) draws;
+				most = draws > most ? draws : most;
+			}
+			cc_window_kary_draws_over_horizon(k, widths[i], 5000, &fast, &fast_most);
+			wrong += fast != sum || fast_most != most;
+			p.arity = k;
+			cc_window_variances(&p, &fast, &worst);
+			wrong += fast < chosen * (1 - 1e-12);
+		}
+	}
+	CHECK(wrong == 0, "%d sums over the horizon or choices of k wrong", wrong);
+}
+
+/*
+ * kary: up to t = W a window is a running count, so over T = W the window
+ * is the kary running count at horizon W, the frontier, exactly; over a
+ * long stream, its mean variance against that and the other windows'
+ * (printed for the docs).
+ */
+static void
+test_kary_frontier(void)
+{
+	static const int64_t widths[] = {365, 1024};
+
+	for (int i = 0; i < 2; i++)
+	{
+		cc_params	prefix = params_for(CC_KARY, 1.0, widths[i]);
+		cc_window_params at_w = window_params(CC_WINDOW_KARY, widths[i], widths[i], 1.0);
+		double		mean[CC_WINDOW_AUTO + 1],
+					worst[CC_WINDOW_AUTO + 1];
+		int64_t		long_k = 0;
+
+		cc_params_prepare(&prefix);
+		cc_variance_over_horizon(&prefix, &mean[CC_WINDOW_AUTO], &worst[CC_WINDOW_AUTO]);
+		cc_window_prepare(&at_w);
+		cc_window_variances(&at_w, &mean[0], &worst[0]);
+		CHECK(fabs(mean[0] - mean[CC_WINDOW_AUTO]) <= 1e-9 * mean[0] &&
+			  fabs(worst[0] - worst[CC_WINDOW_AUTO]) <= 1e-9 * worst[0],
+			  "W = %lld: kary window over W %g, kary running count %g", (long long) widths[i],
+			  mean[0], mean[CC_WINDOW_AUTO]);
+		for (int k = 0; k < CC_WINDOW_AUTO; k++)
+		{
+			cc_window_params p = window_params((cc_window_kind) k, widths[i], 1000 * widths[i], 1.0);
+
+			cc_window_prepare(&p);
+			cc_window_variances(&p, &mean[k], &worst[k]);
+			if (k == CC_WINDOW_KARY)
+				long_k = p.arity;
+		}
+		printf("window frontier: W = %lld, T = 1000 W: kary %.1f / %.1f (k = %lld), tree %.1f / %.1f, "
+			   "honaker %.1f / %.1f, difference %.1f / %.1f; kary running count at T = W "
+			   "%.1f / %.1f (k = %lld) (mean / worst, epsilon 1)\n",
+			   (long long) widths[i], mean[CC_WINDOW_KARY], worst[CC_WINDOW_KARY],
+			   (long long) long_k, mean[CC_WINDOW_TREE], worst[CC_WINDOW_TREE],
+			   mean[CC_WINDOW_HONAKER], worst[CC_WINDOW_HONAKER], mean[CC_WINDOW_DIFF],
+			   worst[CC_WINDOW_DIFF], mean[CC_WINDOW_AUTO], worst[CC_WINDOW_AUTO],
+			   (long long) prefix.block);
+	}
+}
+
 #define TRIALS 40000
 
 /* The levels of the window's decomposition at t, counted apart. */
@@ -332,6 +522,16 @@ error_moments(cc_window_kind kind, int64_t width, int64_t t, int64_t draws, doub
 }
 
 /*
+ * variance_consistent() at z standard deviations: kary's checks take 7
+ * (2.6e-12 each), outside the shared budget's UNIT_Z ones (unit.h).
+ */
+static bool
+variance_within(double sample, double var, double kappa4, double z)
+{
+	return fabs(sample - var) <= z * sqrt((kappa4 + 2.0 * var * var) / TRIALS);
+}
+
+/*
  * The error's mean and variance at steps against the closed form, with the
  * scale of one level more (trees) or one more k (differences) refused.
  */
@@ -346,6 +546,7 @@ check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_
 				wrong_b;
 	int64_t		draws[4] = {0};
 	int			misreported = 0;
+	double		z = kind == CC_WINDOW_KARY ? 7.0 : UNIT_Z;
 	seeded_rng	r;
 	int64_t    *x = malloc((size_t) horizon * sizeof(int64_t));
 
@@ -353,6 +554,14 @@ check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_
 	{
 		b = smooth_binary_height(horizon) / 2 / epsilon;
 		wrong_b = (smooth_binary_height(horizon) / 2 + 1) / epsilon;
+	}
+	else if (kind == CC_WINDOW_KARY)
+	{
+		cc_window_params p = window_params(kind, width, horizon, epsilon);
+
+		cc_window_prepare(&p);
+		b = (double) kary_levels_apart(p.arity, width) / epsilon;
+		wrong_b = (double) (kary_levels_apart(p.arity, width) + 1) / epsilon;
 	}
 	else
 	{
@@ -403,12 +612,12 @@ check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_
 		error_moments(kind, width, steps[c], draws[c], b, &var, &kappa4);
 		error_moments(kind, width, steps[c], draws[c], wrong_b, &wrong_var, &wrong_kappa4);
 		/* rounding honaker's sum adds at most 1/4 to the variance: within the checks' slack */
-		CHECK(fabs(mean) <= UNIT_Z * sqrt(var / TRIALS), "%s W=%lld t=%lld: mean %g",
+		CHECK(fabs(mean) <= z * sqrt(var / TRIALS), "%s W=%lld t=%lld: mean %g",
 			  cc_window_kind_name(kind), (long long) width, (long long) steps[c], mean);
-		CHECK(variance_consistent(sample, var, kappa4, TRIALS),
+		CHECK(variance_within(sample, var, kappa4, z),
 			  "%s W=%lld t=%lld: variance %g, closed form %g", cc_window_kind_name(kind),
 			  (long long) width, (long long) steps[c], sample, var);
-		CHECK(!variance_consistent(sample, wrong_var, wrong_kappa4, TRIALS),
+		CHECK(!variance_within(sample, wrong_var, wrong_kappa4, z),
 			  "%s W=%lld t=%lld: a wrong scale passes", cc_window_kind_name(kind),
 			  (long long) width, (long long) steps[c]);
 	}
@@ -536,11 +745,12 @@ test_auto(void)
 			CHECK(mean[CC_WINDOW_HONAKER] <= mean[CC_WINDOW_TREE] &&
 				  worst[CC_WINDOW_HONAKER] <= worst[CC_WINDOW_TREE], "honaker above the tree");
 			printf("window: T = %lld, W = %lld: tree %.1f / %.1f, honaker %.1f / %.1f, "
-				   "difference %.1f / %.1f (mean / worst, epsilon 1)\n",
+				   "difference %.1f / %.1f, kary %.1f / %.1f (mean / worst, epsilon 1)\n",
 				   (long long) horizons[h], (long long) widths[i],
 				   mean[CC_WINDOW_TREE], worst[CC_WINDOW_TREE],
 				   mean[CC_WINDOW_HONAKER], worst[CC_WINDOW_HONAKER],
-				   mean[CC_WINDOW_DIFF], worst[CC_WINDOW_DIFF]);
+				   mean[CC_WINDOW_DIFF], worst[CC_WINDOW_DIFF],
+				   mean[CC_WINDOW_KARY], worst[CC_WINDOW_KARY]);
 		}
 	/* one window: a single draw of L = 1 level */
 	{
@@ -598,6 +808,7 @@ test_window(void)
 {
 	static const int64_t tree_steps[] = {7, 30, 64};
 	static const int64_t diff_steps[] = {5, 30, 64};
+	static const int64_t kary_steps[] = {5, 30, 64, 47, 150, 299};
 
 	test_parameters();
 	test_tree_nodes();
@@ -609,5 +820,10 @@ test_window(void)
 	check_variance(CC_WINDOW_DIFF, 20, 64, diff_steps + 1, 1);
 	check_variance(CC_WINDOW_HONAKER, 16, 64, tree_steps + 1, 2);
 	test_honaker_window();
+	test_kary_blocks();
+	test_kary_choice();
+	test_kary_frontier();
+	check_variance(CC_WINDOW_KARY, 10, 64, kary_steps, 3);
+	check_variance(CC_WINDOW_KARY, 100, 300, kary_steps + 3, 3);
 	test_auto();
 }
