@@ -837,3 +837,28 @@ COMMENT ON FUNCTION contcount.counter_rows() IS
     'the rows of the view contcount.counters: the counters the current role may read';
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule and how late it is';
+
+-- ---------------------------------------------------------------------
+-- The write path of counters over sources: the trigger appends, the step
+-- bounds.  The source's trigger no longer upserts a person's row of
+-- counter_unit for every inserted row: it adds the row to the person's
+-- entry in backend memory, and the transaction appends one row per counter
+-- and person here just before it commits.  The step worker takes a
+-- counter's rows in the transaction of its step, bounds each person by
+-- what max_rows leaves in counter_unit, and deletes what it took: each
+-- logged row is counted exactly once, and no insert waits on another.
+-- No index: only a step reads it, all of a counter's rows at once.
+-- ---------------------------------------------------------------------
+CREATE TABLE contcount.counter_unit_log (
+    counter_id bigint NOT NULL,
+    unit_digest bytea NOT NULL,
+    rows bigint NOT NULL
+);
+REVOKE ALL ON contcount.counter_unit_log FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_unit_log', '');
+COMMENT ON TABLE contcount.counter_unit_log IS
+    'internal: the rows each person gave a counter over a source since its last step, bounded by the next step; extension owner only';
+COMMENT ON COLUMN contcount.counter_unit_log.unit_digest IS
+    'SHA-256 digest of the unit''s text form, as in counter_unit';
+COMMENT ON COLUMN contcount.counter_unit_log.rows IS
+    'rows the unit inserted in one transaction, before the bound';
