@@ -32,17 +32,20 @@ $node->safe_psql('postgres', q{
         ledger => 'app', source => 'events', mechanism => 'binary');
 });
 
-# rows of 30 persons, single rows and batches, a quarter rolled back,
-# some in a savepoint rolled back
+# rows of 10 persons that reach their bound and of 100,000 that do not,
+# single rows and batches, a quarter rolled back, some in a savepoint
+# rolled back
 my $script = $node->basedir . '/inserts.sql';
 open(my $fh, '>', $script) or die;
 print $fh q{
 \set rows random(1, 20)
 \set abort random(0, 3)
 BEGIN;
-INSERT INTO events (person) SELECT (random() * 29)::int + 1 FROM generate_series(1, :rows);
+INSERT INTO events (person) SELECT CASE WHEN random() < 0.2 THEN (random() * 9)::int + 1
+    ELSE (random() * 99999)::int + 1000 END FROM generate_series(1, :rows);
 SAVEPOINT s;
-INSERT INTO events (person) SELECT (random() * 29)::int + 1 FROM generate_series(1, :rows);
+INSERT INTO events (person) SELECT CASE WHEN random() < 0.2 THEN (random() * 9)::int + 1
+    ELSE (random() * 99999)::int + 1000 END FROM generate_series(1, :rows);
 \if :abort = 1
 ROLLBACK TO SAVEPOINT s;
 \endif
