@@ -44,6 +44,17 @@ FROM contcount.counter_unit u JOIN contcount.counter c ON c.id = u.counter_id
 WHERE c.name = 'notes_live' GROUP BY 1, 2 ORDER BY 2;
 SELECT u.rows FROM contcount.counter_unit u JOIN contcount.counter c ON c.id = u.counter_id
 WHERE c.name = 'notes_live' AND u.unit_digest = sha256(convert_to(test.long_unit(1000000), 'UTF8'));
+-- The trigger's digests are PostgreSQL's sha256() of the units' text, at
+-- every length around SHA-256's blocks of 64 bytes (a unit of n letters,
+-- n = 1 to 200, and multibyte ones).
+INSERT INTO test.notes (author) SELECT repeat('u', n) FROM generate_series(1, 200) n;
+INSERT INTO test.notes (author) SELECT repeat('é', n) FROM generate_series(1, 70) n;
+SELECT contcount.tick('notes_live');
+SELECT count(*) AS units_of_every_length
+FROM contcount.counter_unit u JOIN contcount.counter c ON c.id = u.counter_id,
+     (SELECT repeat('u', n) FROM generate_series(1, 200) n
+      UNION ALL SELECT repeat('é', n) FROM generate_series(1, 70) n) a(author)
+WHERE c.name = 'notes_live' AND u.unit_digest = sha256(convert_to(a.author, 'UTF8')) AND u.rows = 1;
 
 -- The source's trigger is the DBA's: protect_table made it, only a
 -- superuser makes it again (feed_source), and without it no counter is
@@ -121,7 +132,8 @@ SELECT to_regprocedure('contcount.count_source_rows()') AS legacy_function;
 INSERT INTO posts (author) VALUES ('ann'), ('ann'), ('bob'), ('bob'), ('bob');
 SELECT (SELECT sum(n) FROM contcount.counter_delta WHERE counter_id = 7)
        + sum(LEAST(l.rows, 3 - coalesce(u.rows, 0))) AS counted
-FROM (SELECT unit_digest, sum(rows) AS rows FROM contcount.counter_unit_log
+FROM (SELECT u.unit_digest, sum(u.rows) AS rows
+      FROM contcount.counter_unit_log, unnest(unit_digests, unit_rows) AS u(unit_digest, rows)
       WHERE counter_id = 7 GROUP BY 1) l
 LEFT JOIN contcount.counter_unit u ON u.counter_id = 7 AND u.unit_digest = l.unit_digest;
 -- counter_unit keeps what was bounded until a step takes the log

@@ -381,7 +381,7 @@ unit_digest(SourceFeed *feed, Datum unit, uint8 *digest)
 {
 	char	   *text = OutputFunctionCall(&feed->unit_out, unit);
 
-	sha256(text, strlen(text), digest);
+	unit_log_digest(text, digest);
 	pfree(text);
 }
 

@@ -12,8 +12,9 @@
  * entry in backend memory, per counter and per (sub)transaction level, as
  * counter_delta.c does for plain counts; just before the transaction
  * commits the entries are appended to contcount.counter_unit_log, one row
- * per counter and person, by heap_multi_insert (no index, no lock on any
- * row: concurrent inserts of one person never wait on each other).  An
+ * per counter holding its persons' digests and rows as two arrays (a row
+ * per person cost the log as much as the insert itself; no index, no lock
+ * on any row: concurrent inserts of one person never wait on each other).  An
  * entry of a rolled-back savepoint is dropped, a released one goes to its
  * parent; a transaction with many persons spills the entries of its
  * current level early, into the heap in that level, where an abort of the
@@ -35,25 +36,25 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/table.h"
-#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/cryptohash.h"
 #include "executor/spi.h"
-#include "executor/tuptable.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 
 #include "common/owner_spi.h"
 #include "sources/unit_log.h"
 
 /* Entries of one level kept in memory before they are written early. */
 #define UNIT_LOG_SPILL 65536
-/* Rows written by one heap_multi_insert. */
-#define UNIT_LOG_BATCH 1000
 
 typedef struct LogKey
 {
@@ -70,10 +71,19 @@ typedef struct LogEntry
 
 static HTAB *entries = NULL;
 
+/*
+ * The digest context of the transaction's rows: made once a transaction,
+ * not once a row (through OpenSSL a context costs an allocation, a resource
+ * owner entry and a locked lookup of the algorithm, more than hashing a
+ * short unit), owned by the transaction's resource owner and freed by the
+ * transaction's end (xact_callback), before that owner is released.
+ */
+static pg_cryptohash_ctx *row_hash = NULL;
+
 bool
 unit_log_installed(void)
 {
-	return contcount_has_column("counter_unit_log", "unit_digest");
+	return contcount_has_column("counter_unit_log", "unit_digests");
 }
 
 /* The entry of key, made with no rows if new. */
@@ -89,7 +99,7 @@ entry_of(const LogKey *key)
 
 		ctl.keysize = sizeof(LogKey);
 		ctl.entrysize = sizeof(LogEntry);
-		entries = hash_create("contcount unit log", 256, &ctl, HASH_ELEM | HASH_BLOBS);
+		entries = hash_create("contcount unit log", 1024, &ctl, HASH_ELEM | HASH_BLOBS);
 	}
 	entry = hash_search(entries, key, HASH_ENTER, &found);
 	if (!found)
@@ -97,63 +107,111 @@ entry_of(const LogKey *key)
 	return entry;
 }
 
-/* Write the entries in slots[0..n) and clear the slots. */
-static void
-write_batch(Relation rel, TupleTableSlot **slots, int n)
+/* Order entries by counter. */
+static int
+by_counter(const void *a, const void *b)
 {
-	if (n == 0)
-		return;
-	table_multi_insert(rel, slots, n, GetCurrentCommandId(true), 0, NULL);
+	int64		x = ((const LogEntry *) a)->key.counter;
+	int64		y = ((const LogEntry *) b)->key.counter;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * One row of the log for the n entries of one counter: their digests and
+ * their rows as two arrays, so that a transaction's persons cost the log
+ * one row (toasted when long), not one row each.
+ */
+static void
+write_counter(Relation rel, const LogEntry *run, int n)
+{
+	Datum	   *digests = palloc(n * sizeof(Datum));
+	Datum	   *rows = palloc(n * sizeof(Datum));
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
 	for (int i = 0; i < n; i++)
-		ExecClearTuple(slots[i]);
+	{
+		bytea	   *digest = palloc(VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
+
+		SET_VARSIZE(digest, VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
+		memcpy(VARDATA(digest), run[i].key.digest, PG_SHA256_DIGEST_LENGTH);
+		digests[i] = PointerGetDatum(digest);
+		rows[i] = Int64GetDatum(run[i].rows);
+	}
+	values[0] = Int64GetDatum(run[0].key.counter);
+	values[1] = PointerGetDatum(construct_array(digests, n, BYTEAOID, -1, false, TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(rows, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel), values, nulls));
 }
 
 /*
  * Append the entries of one level (all levels: level 0) to the log, in the
- * current (sub)transaction, and forget them.
+ * current (sub)transaction, a row a counter, and forget them.  The log is
+ * written as a catalog would be: no rights, triggers or indexes apply.
  */
 static void
 write_entries(int level)
 {
 	HASH_SEQ_STATUS seq;
 	LogEntry   *entry;
+	LogEntry   *batch;
 	Relation	rel;
-	TupleTableSlot *slots[UNIT_LOG_BATCH];
-	int			nslots = 0;
 	int			n = 0;
 
 	if (entries == NULL || hash_get_num_entries(entries) == 0)
 		return;
-	rel = table_open(get_relname_relid("counter_unit_log", get_namespace_oid("contcount", false)),
-					 RowExclusiveLock);
+	batch = palloc(hash_get_num_entries(entries) * sizeof(LogEntry));
 	hash_seq_init(&seq, entries);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 	{
-		bytea	   *digest;
-
 		if (level != 0 && entry->key.level != level)
 			continue;
-		if (n == nslots)
-			slots[nslots++] = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
-		digest = palloc(VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
-		SET_VARSIZE(digest, VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
-		memcpy(VARDATA(digest), entry->key.digest, PG_SHA256_DIGEST_LENGTH);
-		slots[n]->tts_values[0] = Int64GetDatum(entry->key.counter);
-		slots[n]->tts_values[1] = PointerGetDatum(digest);
-		slots[n]->tts_values[2] = Int64GetDatum(entry->rows);
-		memset(slots[n]->tts_isnull, 0, 3 * sizeof(bool));
-		ExecStoreVirtualTuple(slots[n]);
-		hash_search(entries, &entry->key, HASH_REMOVE, NULL);
-		if (++n == UNIT_LOG_BATCH)
-		{
-			write_batch(rel, slots, n);
-			n = 0;
-		}
+		batch[n++] = *entry;
+		/* all levels: the table goes as a whole below */
+		if (level != 0)
+			hash_search(entries, &entry->key, HASH_REMOVE, NULL);
 	}
-	write_batch(rel, slots, n);
-	for (int i = 0; i < nslots; i++)
-		ExecDropSingleTupleTableSlot(slots[i]);
+	qsort(batch, n, sizeof(LogEntry), by_counter);
+	rel = table_open(get_relname_relid("counter_unit_log", get_namespace_oid("contcount", false)),
+					 RowExclusiveLock);
+	for (int start = 0, end; start < n; start = end)
+	{
+		for (end = start + 1; end < n && batch[end].key.counter == batch[start].key.counter; end++)
+			;
+		write_counter(rel, batch + start, end - start);
+	}
 	table_close(rel, RowExclusiveLock);
+	pfree(batch);
+	if (level == 0)
+	{
+		hash_destroy(entries);
+		entries = NULL;
+	}
+}
+
+void
+unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH])
+{
+	if (row_hash == NULL)
+	{
+		ResourceOwner saved = CurrentResourceOwner;
+
+		CurrentResourceOwner = TopTransactionResourceOwner;
+		PG_TRY();
+		{
+			row_hash = pg_cryptohash_create(PG_SHA256);
+		}
+		PG_FINALLY();
+		{
+			CurrentResourceOwner = saved;
+		}
+		PG_END_TRY();
+	}
+	if (pg_cryptohash_init(row_hash) < 0 ||
+		pg_cryptohash_update(row_hash, (const uint8 *) text, strlen(text)) < 0 ||
+		pg_cryptohash_final(row_hash, digest, PG_SHA256_DIGEST_LENGTH) < 0)
+		elog(ERROR, "could not compute a SHA-256 digest: %s", pg_cryptohash_error(row_hash));
 }
 
 void
@@ -211,6 +269,9 @@ forget_entries(void)
 	if (entries != NULL)
 		hash_destroy(entries);
 	entries = NULL;
+	if (row_hash != NULL)
+		pg_cryptohash_free(row_hash);
+	row_hash = NULL;
 }
 
 static void
@@ -253,12 +314,14 @@ unit_log_install(void)
 }
 
 /*
- * Each person's logged rows (from rows_from: unit_digest, rows), up to the
+ * Each person's logged rows (from rows_from: unit_digests, unit_rows), up to the
  * room that max_rows leaves in the person's row of counter_unit ($1: the
  * counter): the CTEs "per" and "room" (unit_digest, had, added).
  */
 #define ROOM_SQL(rows_from) \
-	"per AS (SELECT unit_digest, pg_catalog.sum(rows) AS rows FROM " rows_from " GROUP BY unit_digest), " \
+	"per AS (SELECT u.unit_digest, pg_catalog.sum(u.rows) AS rows FROM " rows_from " l, " \
+	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows)) " \
+	"AS u(unit_digest, rows) GROUP BY u.unit_digest), " \
 	"bound AS (SELECT s.max_rows FROM contcount.counter c JOIN contcount.source s " \
 	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), " \
 	"room AS (SELECT p.unit_digest, coalesce(u.rows, 0) AS had, " \
@@ -270,7 +333,7 @@ unit_log_install(void)
 /* Consume the log into the persons' rows, and count what the bound lets through. */
 #define TAKE_SQL \
 	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
-	"WHERE counter_id OPERATOR(pg_catalog.=) $1 RETURNING unit_digest, rows), " \
+	"WHERE counter_id OPERATOR(pg_catalog.=) $1 RETURNING unit_digests, unit_rows), " \
 	ROOM_SQL("taken") \
 	", kept AS (INSERT INTO contcount.counter_unit AS u (counter_id, unit_digest, rows) " \
 	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) added)::pg_catalog.int4 FROM room " \
@@ -280,7 +343,7 @@ unit_log_install(void)
 
 /* What a step would count now, nothing consumed. */
 #define PEEK_SQL \
-	"WITH logged AS (SELECT unit_digest, rows FROM contcount.counter_unit_log " \
+	"WITH logged AS (SELECT unit_digests, unit_rows FROM contcount.counter_unit_log " \
 	"WHERE counter_id OPERATOR(pg_catalog.=) $1), " \
 	ROOM_SQL("logged") \
 	"SELECT coalesce(pg_catalog.sum(added), 0)::pg_catalog.int8 FROM room"

@@ -11,6 +11,9 @@
 /* Is contcount.counter_unit_log installed (0.6 on)? */
 extern bool unit_log_installed(void);
 
+/* The SHA-256 digest of a unit's text form, for the rows of this transaction. */
+extern void unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH]);
+
 /* One row of the unit whose digest this is, for counter, in this (sub)transaction. */
 extern void unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH]);
 
