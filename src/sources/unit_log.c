@@ -55,6 +55,8 @@
 
 /* Entries of one level kept in memory before they are written early. */
 #define UNIT_LOG_SPILL 65536
+/* Entries up to which the table is kept from one transaction to the next. */
+#define UNIT_LOG_KEPT 1024
 
 typedef struct LogKey
 {
@@ -99,12 +101,36 @@ entry_of(const LogKey *key)
 
 		ctl.keysize = sizeof(LogKey);
 		ctl.entrysize = sizeof(LogEntry);
-		entries = hash_create("contcount unit log", 1024, &ctl, HASH_ELEM | HASH_BLOBS);
+		entries = hash_create("contcount unit log", 256, &ctl, HASH_ELEM | HASH_BLOBS);
 	}
 	entry = hash_search(entries, key, HASH_ENTER, &found);
 	if (!found)
 		entry->rows = 0;
 	return entry;
+}
+
+/*
+ * Forget every entry.  A small table is kept for the next transaction (a
+ * single-row insert would otherwise make one a transaction), a large one
+ * is freed.
+ */
+static void
+clear_entries(void)
+{
+	HASH_SEQ_STATUS seq;
+	LogEntry   *entry;
+
+	if (entries == NULL)
+		return;
+	if (hash_get_num_entries(entries) > UNIT_LOG_KEPT)
+	{
+		hash_destroy(entries);
+		entries = NULL;
+		return;
+	}
+	hash_seq_init(&seq, entries);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		hash_search(entries, &entry->key, HASH_REMOVE, NULL);
 }
 
 /* Order entries by counter. */
@@ -184,10 +210,7 @@ write_entries(int level)
 	table_close(rel, RowExclusiveLock);
 	pfree(batch);
 	if (level == 0)
-	{
-		hash_destroy(entries);
-		entries = NULL;
-	}
+		clear_entries();
 }
 
 void
@@ -266,9 +289,7 @@ end_level(int level, bool commit)
 static void
 forget_entries(void)
 {
-	if (entries != NULL)
-		hash_destroy(entries);
-	entries = NULL;
+	clear_entries();
 	if (row_hash != NULL)
 		pg_cryptohash_free(row_hash);
 	row_hash = NULL;
