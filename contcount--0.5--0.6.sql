@@ -1321,3 +1321,29 @@ $$;
 REVOKE ALL ON FUNCTION contcount.import_ledgers(jsonb) FROM PUBLIC;
 COMMENT ON FUNCTION contcount.import_ledgers(jsonb) IS
     'take in the ledgers of an export of export_ledgers(), each field checked before anything is taken in';
+-- ---------------------------------------------------------------------
+-- The write path of counters over sources: the trigger appends, the step
+-- bounds.  The source's trigger no longer upserts a person's row of
+-- counter_unit for every inserted row: it adds the row to the person's
+-- entry in backend memory, and the transaction appends one row per counter
+-- here just before it commits, its persons' digests and rows as two arrays.
+-- The step worker takes a counter's rows in the transaction of its step,
+-- bounds each person by what max_rows leaves in counter_unit, and deletes
+-- what it took: each logged row is counted exactly once, and no insert
+-- waits on another.  No index: only a step reads it, all of a counter's
+-- rows at once.  The digests do not compress: kept out of line as they are.
+-- ---------------------------------------------------------------------
+CREATE TABLE contcount.counter_unit_log (
+    counter_id bigint NOT NULL,
+    unit_digests bytea[] NOT NULL,
+    unit_rows bigint[] NOT NULL
+);
+ALTER TABLE contcount.counter_unit_log ALTER COLUMN unit_digests SET STORAGE EXTERNAL;
+REVOKE ALL ON contcount.counter_unit_log FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_unit_log', '');
+COMMENT ON TABLE contcount.counter_unit_log IS
+    'internal: the rows each person gave a counter over a source since its last step, a row a transaction, bounded by the next step; extension owner only';
+COMMENT ON COLUMN contcount.counter_unit_log.unit_digests IS
+    'SHA-256 digests of the units'' text forms, as in counter_unit';
+COMMENT ON COLUMN contcount.counter_unit_log.unit_rows IS
+    'rows each unit of unit_digests inserted in the transaction, before the bound';

@@ -67,13 +67,14 @@ COPY test.entries (person, region) FROM stdin;
 \.
 -- 3 + 2 + 2 + 3 counted of 22 rows; what each person has used of its bound
 SELECT steps, exact_released, pending FROM contcount.counter_internals('entries_user');
--- (each person is kept by the SHA-256 digest of its text form)
+-- A step releases exactly them, and keeps what each used of its bound
+-- (each person is kept by the SHA-256 digest of its text form); a person
+-- at its bound adds nothing later.
+SELECT contcount.tick('entries_user');
 SELECT p.person::text AS unit, u.rows FROM contcount.counter_unit u
 JOIN contcount.counter c ON c.id = u.counter_id
 JOIN generate_series(1, 8) p(person) ON u.unit_digest = sha256(convert_to(p.person::text, 'UTF8'))
 WHERE c.name = 'entries_user' ORDER BY p.person;
--- A step releases exactly them; a person at its bound adds nothing later.
-SELECT contcount.tick('entries_user');
 INSERT INTO test.entries (person, region) SELECT 1, 'north' FROM generate_series(1, 4);
 INSERT INTO test.entries (person, region) VALUES (6, 'south');
 SELECT contcount.tick('entries_user');

@@ -46,6 +46,7 @@
 #include "releases/spec.h"
 #include "sources/source.h"
 #include "sources/source_blocks.h"
+#include "sources/unit_log.h"
 
 /* How long tick() waits for the worker. */
 #define TICK_TIMEOUT_MS 30000
@@ -699,6 +700,7 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
 			  "DELETE FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
+	unit_log_forget(row.id);
 	owner_end(&scope);
 	attachments_remove_all(row.id, name);
 	counter_shmem_forget_at_commit(row.id);
@@ -1052,7 +1054,8 @@ contcount_history(PG_FUNCTION_ARGS)
 
 /*
  * counter_internals(name): the exact count released so far, the committed
- * counts not yet in a step, and the raw state with its noise.  Superusers
+ * counts not yet in a step (over a source, bounded as the step will), and
+ * the raw state with its noise.  Superusers
  * only (the install script revokes it from PUBLIC).
  */
 PG_FUNCTION_INFO_V1(contcount_counter_internals);
@@ -1069,6 +1072,7 @@ contcount_counter_internals(PG_FUNCTION_ARGS)
 	bool		isnull;
 	TupleDesc	tupdesc;
 	bytea	   *blob;
+	int64		pending;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -1083,7 +1087,9 @@ contcount_counter_internals(PG_FUNCTION_ARGS)
 			  1, types, values, NULL, SPI_OK_SELECT);
 	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	blob = DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+	pending = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	/* and what a step would let through of the persons' logged rows */
+	values[2] = Int64GetDatum(pending + unit_log_rows(row.id, false));
 	owner_end(&scope);
 	if (!cc_state_valid(VARDATA_ANY(blob), VARSIZE_ANY_EXHDR(blob)))
 		ereport(ERROR,

@@ -77,6 +77,7 @@
 #include "ledger/ledger.h"
 #include "sources/source.h"
 #include "sources/source_blocks.h"
+#include "sources/unit_log.h"
 
 /* Reload the counters at least this often, in case a wake-up was missed. */
 #define RELOAD_INTERVAL_MS 10000
@@ -682,7 +683,11 @@ read_counter(Step *step, int64 id)
 	return true;
 }
 
-/* The counts committed before this snapshot, and only those, taken. */
+/*
+ * The counts committed before this snapshot, and only those, taken: the
+ * plain counts, and the rows each person logged over a source, bounded here
+ * by what max_rows leaves the person (src/sources/unit_log.c).
+ */
 static int64
 consume_deltas(const Step *step)
 {
@@ -700,12 +705,15 @@ consume_deltas(const Step *step)
 																	  SPI_tuptable->tupdesc, 1,
 																	  &isnull)), &items))
 			elog(ERROR, "the step of counter \"%s\" overflows", step->name);
+	if (__builtin_add_overflow(items, unit_log_rows(step->id, true), &items))
+		elog(ERROR, "the step of counter \"%s\" overflows", step->name);
 	return items;
 }
 
 /*
  * A bounded counter past its horizon stops: recorded, committed, then
- * published.  Its last counts are dropped with the deltas.
+ * published.  Its last counts are dropped with the deltas, and what its
+ * persons logged since with them.
  */
 static void
 finish_at_horizon(CounterShared *cs, const Step *step, uint64 ticks_seen)
@@ -718,6 +726,7 @@ finish_at_horizon(CounterShared *cs, const Step *step, uint64 ticks_seen)
 							  "WHERE id OPERATOR(pg_catalog.=) $1",
 							  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not finish counter \"%s\"", step->name);
+	unit_log_forget(step->id);
 	end_work();
 	ereport(LOG,
 			(errmsg("counter \"%s\" has reached its horizon of " INT64_FORMAT " steps and releases no more",

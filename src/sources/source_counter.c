@@ -19,14 +19,15 @@
  * The trigger looks the source's running counters up once per statement
  * (one query as the extension's owner, on what is committed now plus the
  * inserting transaction's changes) and does nothing for a row when there
- * are none.  For each counter it adds one to the unit's row in
- * contcount.counter_unit with an upsert that stops at max_rows, and counts
- * the row only if it did: the unit's count is written in the inserting
- * (sub)transaction, like the counter's own pending counts, so both are
- * committed, or lost, together with the insert; and the upsert locks the
- * unit's row, so concurrent inserts of one unit count at most max_rows
- * between them, whatever their isolation levels (the upsert works on the
- * unit's latest row; test/specs/source_counter.spec).
+ * are none.  For each counter it adds one to the unit's entry of the
+ * transaction's unit log (unit_log.c), appended to contcount.counter_unit_log
+ * just before commit, with the insert; the step that takes the log bounds
+ * each unit by max_rows against its row of contcount.counter_unit, so an
+ * insert locks no row of contcount's and concurrent inserts of one unit
+ * never wait on each other, yet count at most max_rows between them
+ * (test/specs/source_counter.spec).  A database not yet updated to 0.6
+ * bounds each row at once, by an upsert of the unit's row that stops at
+ * max_rows, counted only if it did.
  *
  * A unit is kept by the SHA-256 digest of its text form (which the source
  * checks is one a value): 32 bytes whatever the unit, so that no unit,
@@ -42,7 +43,8 @@
  *
  * Over a source with per-block budgets, a row is counted only if its time
  * lies in the blocks the counter paid (see FeedCounter), checked before
- * the upsert, so that an uncounted row spends nothing of its unit's bound.
+ * the row is logged, so that an uncounted row spends nothing of its unit's
+ * bound.
  *
  * Only the extension's owner may create these triggers: their functions
  * are not PUBLIC, and PostgreSQL checks EXECUTE on a trigger's function
@@ -72,6 +74,7 @@
 #include "common/owner_spi.h"
 #include "sources/counter_delta.h"
 #include "sources/source.h"
+#include "sources/unit_log.h"
 
 /* The SHA-256 digest of len bytes, into out (PG_SHA256_DIGEST_LENGTH bytes). */
 static void
@@ -233,7 +236,7 @@ typedef struct SourceFeed
 	AttrNumber	unit;			/* in the table the trigger fired on */
 	int32		max_rows;
 	FmgrInfo	unit_out;
-	bool		digests;		/* counter_unit keeps digests (0.6 on) */
+	bool		logged;			/* counted through the unit log (0.6 on) */
 	AttrNumber	time;			/* InvalidAttrNumber: no counter has blocks */
 	Oid			time_type;
 } SourceFeed;
@@ -335,7 +338,7 @@ source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
 		feed_counter(feed, i, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
 	if (feed->ncounters > 0)
 		feed_columns(feed, rel, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
-	feed->digests = source_feed_installed();
+	feed->logged = unit_log_installed();
 	owner_end(&scope);
 	if (feed->ncounters > 0)
 	{
@@ -372,62 +375,83 @@ row_time(const SourceFeed *feed, TriggerData *trigdata, TimestampTz *time)
 	return true;
 }
 
-/* The unit as counter_unit keeps it: the digest of its text form, or (before 0.6) the text. */
-static Datum
-unit_key(SourceFeed *feed, Datum unit)
+/* The unit's digest: the SHA-256 digest of its text form. */
+static void
+unit_digest(SourceFeed *feed, Datum unit, uint8 *digest)
 {
 	char	   *text = OutputFunctionCall(&feed->unit_out, unit);
-	bytea	   *digest;
 
-	if (!feed->digests)
-		return CStringGetTextDatum(text);
-	digest = palloc(VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
-	SET_VARSIZE(digest, VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
-	sha256(text, strlen(text), (uint8 *) VARDATA(digest));
+	unit_log_digest(text, digest);
 	pfree(text);
-	return PointerGetDatum(digest);
 }
 
-#define UPSERT_SQL(column) \
-	"INSERT INTO contcount.counter_unit AS u (counter_id, " column ", rows) " \
-	"VALUES ($1, $2, 1) ON CONFLICT (counter_id, " column ") " \
+/* May the counter count a row at time (timed: the row has one)? */
+static bool
+in_blocks(const FeedCounter *counter, bool timed, TimestampTz time)
+{
+	return !counter->blocks || (timed && time >= counter->from && time < counter->until);
+}
+
+#define UPSERT_SQL \
+	"INSERT INTO contcount.counter_unit AS u (counter_id, unit, rows) " \
+	"VALUES ($1, $2, 1) ON CONFLICT (counter_id, unit) " \
 	"DO UPDATE SET rows = u.rows OPERATOR(pg_catalog.+) 1 " \
 	"WHERE u.rows OPERATOR(pg_catalog.<) $3"
 
-/* Count the row for every counter whose blocks hold it, within its unit's bound. */
+/*
+ * Before 0.6: count the row within its unit's bound at once, by an upsert
+ * of the unit's text form in counter_unit, for each counter that may.
+ */
+static void
+upsert_row(SourceFeed *feed, Datum unit, bool timed, TimestampTz time)
+{
+	static SPIPlanPtr plan;
+	Oid			types[3] = {INT8OID, TEXTOID, INT4OID};
+	Datum		values[3];
+	OwnerScope	scope;
+
+	values[1] = CStringGetTextDatum(OutputFunctionCall(&feed->unit_out, unit));
+	values[2] = Int32GetDatum(feed->max_rows);
+	owner_begin(&scope);
+	for (int i = 0; i < feed->ncounters; i++)
+	{
+		if (!in_blocks(&feed->counters[i], timed, time))
+			continue;
+		values[0] = Int64GetDatum(feed->counters[i].counter);
+		owner_run(&plan, UPSERT_SQL, 3, types, values, NULL, SPI_OK_INSERT);
+		if (SPI_processed > 0)
+			counter_count_rows(feed->counters[i].counter, 1);
+	}
+	owner_end(&scope);
+}
+
+/*
+ * Count the row for every counter whose blocks hold it: logged for the
+ * step, which bounds each unit (unit_log.c), or, before 0.6, upserted.
+ */
 static void
 feed_row(SourceFeed *feed, TriggerData *trigdata)
 {
-	static SPIPlanPtr plans[2];
-	static const Oid types[2][3] = {{INT8OID, TEXTOID, INT4OID}, {INT8OID, BYTEAOID, INT4OID}};
 	bool		isnull;
 	Datum		unit = heap_getattr(trigdata->tg_trigtuple, feed->unit,
 									RelationGetDescr(trigdata->tg_relation), &isnull);
 	TimestampTz time = 0;
 	bool		timed;
-	Datum		values[3];
-	OwnerScope	scope;
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 
 	/* a row without a unit is no one's: never counted, as in releases */
 	if (isnull)
 		return;
 	timed = feed->time != InvalidAttrNumber && row_time(feed, trigdata, &time);
-	values[1] = unit_key(feed, unit);
-	values[2] = Int32GetDatum(feed->max_rows);
-	owner_begin(&scope);
-	for (int i = 0; i < feed->ncounters; i++)
+	if (!feed->logged)
 	{
-		const FeedCounter *counter = &feed->counters[i];
-
-		if (counter->blocks && (!timed || time < counter->from || time >= counter->until))
-			continue;
-		values[0] = Int64GetDatum(counter->counter);
-		owner_run(&plans[feed->digests], feed->digests ? UPSERT_SQL("unit_digest") : UPSERT_SQL("unit"),
-				  3, types[feed->digests], values, NULL, SPI_OK_INSERT);
-		if (SPI_processed > 0)
-			counter_count_rows(counter->counter, 1);
+		upsert_row(feed, unit, timed, time);
+		return;
 	}
-	owner_end(&scope);
+	unit_digest(feed, unit, digest);
+	for (int i = 0; i < feed->ncounters; i++)
+		if (in_blocks(&feed->counters[i], timed, time))
+			unit_log_add(feed->counters[i].counter, digest);
 }
 
 /*

@@ -1,0 +1,398 @@
+/*
+ * unit_log.c
+ *		The rows each person gave each counter over a source: appended with
+ *		the inserting transaction, bounded by max_rows in the step that takes
+ *		them.
+ *
+ * Up to 0.5 the source's trigger upserted the person's row of
+ * contcount.counter_unit for every inserted row, and counted the row only
+ * if the upsert found room under max_rows: an index probe, a row lock and a
+ * new row version per inserted row, which made counted inserts cost up to
+ * three times plain ones.  Now the trigger only adds one to the person's
+ * entry in backend memory, per counter and per (sub)transaction level, as
+ * counter_delta.c does for plain counts; just before the transaction
+ * commits the entries are appended to contcount.counter_unit_log, one row
+ * per counter holding its persons' digests and rows as two arrays (a row
+ * per person cost the log as much as the insert itself; no index, no lock
+ * on any row: concurrent inserts of one person never wait on each other).  An
+ * entry of a rolled-back savepoint is dropped, a released one goes to its
+ * parent; a transaction with many persons spills the entries of its
+ * current level early, into the heap in that level, where an abort of the
+ * level rolls them back with its rows.
+ *
+ * The bound is kept by the step (unit_log_rows with take): in one
+ * transaction it deletes the counter's log rows that its snapshot sees,
+ * adds each person's rows up to the room left in the person's row of
+ * counter_unit, writes that row, and pushes the sum.  The log rows it
+ * consumed and the bounded state it wrote commit together or not at all,
+ * so each logged row is bounded and counted exactly once, across crashes;
+ * the worker is the only writer of counter_unit, so no two bounds race.
+ * Each person is counted at most max_rows times in all, as before: a step
+ * adds min(room, rows) for a person, which is what the upserts of its rows
+ * added one by one.
+ *
+ * IDENTIFICATION
+ *	  src/sources/unit_log.c
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+
+#include "common/owner_spi.h"
+#include "sources/unit_log.h"
+
+/* Entries of one level kept in memory before they are written early. */
+#define UNIT_LOG_SPILL 65536
+/* Entries up to which the table is kept from one transaction to the next. */
+#define UNIT_LOG_KEPT 1024
+
+typedef struct LogKey
+{
+	int64		counter;
+	int32		level;			/* transaction nesting level of the rows */
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+} LogKey;
+
+typedef struct LogEntry
+{
+	LogKey		key;
+	int64		rows;
+} LogEntry;
+
+static HTAB *entries = NULL;
+
+/*
+ * The digest context of the transaction's rows: made once a transaction,
+ * not once a row (through OpenSSL a context costs an allocation, a resource
+ * owner entry and a locked lookup of the algorithm, more than hashing a
+ * short unit), owned by the transaction's resource owner and freed by the
+ * transaction's end (xact_callback), before that owner is released.
+ */
+static pg_cryptohash_ctx *row_hash = NULL;
+
+bool
+unit_log_installed(void)
+{
+	return contcount_has_column("counter_unit_log", "unit_digests");
+}
+
+/* The entry of key, made with no rows if new. */
+static LogEntry *
+entry_of(const LogKey *key)
+{
+	bool		found;
+	LogEntry   *entry;
+
+	if (entries == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(LogKey);
+		ctl.entrysize = sizeof(LogEntry);
+		entries = hash_create("contcount unit log", 256, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	entry = hash_search(entries, key, HASH_ENTER, &found);
+	if (!found)
+		entry->rows = 0;
+	return entry;
+}
+
+/*
+ * Forget every entry.  A small table is kept for the next transaction (a
+ * single-row insert would otherwise make one a transaction), a large one
+ * is freed.
+ */
+static void
+clear_entries(void)
+{
+	HASH_SEQ_STATUS seq;
+	LogEntry   *entry;
+
+	if (entries == NULL)
+		return;
+	if (hash_get_num_entries(entries) > UNIT_LOG_KEPT)
+	{
+		hash_destroy(entries);
+		entries = NULL;
+		return;
+	}
+	hash_seq_init(&seq, entries);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		hash_search(entries, &entry->key, HASH_REMOVE, NULL);
+}
+
+/* Order entries by counter. */
+static int
+by_counter(const void *a, const void *b)
+{
+	int64		x = ((const LogEntry *) a)->key.counter;
+	int64		y = ((const LogEntry *) b)->key.counter;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * One row of the log for the n entries of one counter: their digests and
+ * their rows as two arrays, so that a transaction's persons cost the log
+ * one row (toasted when long), not one row each.
+ */
+static void
+write_counter(Relation rel, const LogEntry *run, int n)
+{
+	Datum	   *digests = palloc(n * sizeof(Datum));
+	Datum	   *rows = palloc(n * sizeof(Datum));
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	for (int i = 0; i < n; i++)
+	{
+		bytea	   *digest = palloc(VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
+
+		SET_VARSIZE(digest, VARHDRSZ + PG_SHA256_DIGEST_LENGTH);
+		memcpy(VARDATA(digest), run[i].key.digest, PG_SHA256_DIGEST_LENGTH);
+		digests[i] = PointerGetDatum(digest);
+		rows[i] = Int64GetDatum(run[i].rows);
+	}
+	values[0] = Int64GetDatum(run[0].key.counter);
+	values[1] = PointerGetDatum(construct_array(digests, n, BYTEAOID, -1, false, TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(rows, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel), values, nulls));
+}
+
+/*
+ * Append the entries of one level (all levels: level 0) to the log, in the
+ * current (sub)transaction, a row a counter, and forget them.  The log is
+ * written as a catalog would be: no rights, triggers or indexes apply.
+ */
+static void
+write_entries(int level)
+{
+	HASH_SEQ_STATUS seq;
+	LogEntry   *entry;
+	LogEntry   *batch;
+	Relation	rel;
+	int			n = 0;
+
+	if (entries == NULL || hash_get_num_entries(entries) == 0)
+		return;
+	batch = palloc(hash_get_num_entries(entries) * sizeof(LogEntry));
+	hash_seq_init(&seq, entries);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		if (level != 0 && entry->key.level != level)
+			continue;
+		batch[n++] = *entry;
+		/* all levels: the table goes as a whole below */
+		if (level != 0)
+			hash_search(entries, &entry->key, HASH_REMOVE, NULL);
+	}
+	qsort(batch, n, sizeof(LogEntry), by_counter);
+	rel = table_open(get_relname_relid("counter_unit_log", get_namespace_oid("contcount", false)),
+					 RowExclusiveLock);
+	for (int start = 0, end; start < n; start = end)
+	{
+		for (end = start + 1; end < n && batch[end].key.counter == batch[start].key.counter; end++)
+			;
+		write_counter(rel, batch + start, end - start);
+	}
+	table_close(rel, RowExclusiveLock);
+	pfree(batch);
+	if (level == 0)
+		clear_entries();
+}
+
+void
+unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH])
+{
+	if (row_hash == NULL)
+	{
+		ResourceOwner saved = CurrentResourceOwner;
+
+		CurrentResourceOwner = TopTransactionResourceOwner;
+		PG_TRY();
+		{
+			row_hash = pg_cryptohash_create(PG_SHA256);
+		}
+		PG_FINALLY();
+		{
+			CurrentResourceOwner = saved;
+		}
+		PG_END_TRY();
+	}
+	if (pg_cryptohash_init(row_hash) < 0 ||
+		pg_cryptohash_update(row_hash, (const uint8 *) text, strlen(text)) < 0 ||
+		pg_cryptohash_final(row_hash, digest, PG_SHA256_DIGEST_LENGTH) < 0)
+		elog(ERROR, "could not compute a SHA-256 digest: %s", pg_cryptohash_error(row_hash));
+}
+
+void
+unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH])
+{
+	LogKey		key;
+
+	memset(&key, 0, sizeof(key));
+	key.counter = counter;
+	key.level = GetCurrentTransactionNestLevel();
+	memcpy(key.digest, digest, PG_SHA256_DIGEST_LENGTH);
+	entry_of(&key)->rows++;
+	/* many persons in one transaction: memory stays bounded */
+	if (hash_get_num_entries(entries) >= UNIT_LOG_SPILL)
+		write_entries(key.level);
+}
+
+/*
+ * A subtransaction ends: its entries are dropped (abort) or handed to its
+ * parent (commit), merged with the parent's own.
+ */
+static void
+end_level(int level, bool commit)
+{
+	HASH_SEQ_STATUS seq;
+	LogEntry   *entry;
+	LogEntry   *moved = NULL;
+	int			nmoved = 0;
+
+	if (entries == NULL)
+		return;
+	hash_seq_init(&seq, entries);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		if (entry->key.level < level)
+			continue;
+		if (commit)
+		{
+			if (moved == NULL)
+				moved = palloc(sizeof(LogEntry) * hash_get_num_entries(entries));
+			moved[nmoved++] = *entry;
+		}
+		hash_search(entries, &entry->key, HASH_REMOVE, NULL);
+	}
+	for (int i = 0; i < nmoved; i++)
+	{
+		moved[i].key.level = level - 1;
+		entry_of(&moved[i].key)->rows += moved[i].rows;
+	}
+}
+
+static void
+forget_entries(void)
+{
+	clear_entries();
+	if (row_hash != NULL)
+		pg_cryptohash_free(row_hash);
+	row_hash = NULL;
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	(void) arg;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			write_entries(0);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PREPARE:
+			forget_entries();
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	(void) mySubid;
+	(void) parentSubid;
+	(void) arg;
+	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
+		end_level(GetCurrentTransactionNestLevel(), event == SUBXACT_EVENT_COMMIT_SUB);
+}
+
+void
+unit_log_install(void)
+{
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+}
+
+/*
+ * Each person's logged rows (from rows_from: unit_digests, unit_rows), up to the
+ * room that max_rows leaves in the person's row of counter_unit ($1: the
+ * counter): the CTEs "per" and "room" (unit_digest, had, added).
+ */
+#define ROOM_SQL(rows_from) \
+	"per AS (SELECT u.unit_digest, pg_catalog.sum(u.rows) AS rows FROM " rows_from " l, " \
+	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows)) " \
+	"AS u(unit_digest, rows) GROUP BY u.unit_digest), " \
+	"bound AS (SELECT s.max_rows FROM contcount.counter c JOIN contcount.source s " \
+	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), " \
+	"room AS (SELECT p.unit_digest, coalesce(u.rows, 0) AS had, " \
+	"LEAST(p.rows, GREATEST((SELECT max_rows FROM bound) " \
+	"OPERATOR(pg_catalog.-) coalesce(u.rows, 0), 0))::pg_catalog.int8 AS added " \
+	"FROM per p LEFT JOIN contcount.counter_unit u ON u.counter_id OPERATOR(pg_catalog.=) $1 " \
+	"AND u.unit_digest OPERATOR(pg_catalog.=) p.unit_digest) "
+
+/* Consume the log into the persons' rows, and count what the bound lets through. */
+#define TAKE_SQL \
+	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
+	"WHERE counter_id OPERATOR(pg_catalog.=) $1 RETURNING unit_digests, unit_rows), " \
+	ROOM_SQL("taken") \
+	", kept AS (INSERT INTO contcount.counter_unit AS u (counter_id, unit_digest, rows) " \
+	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) added)::pg_catalog.int4 FROM room " \
+	"WHERE added OPERATOR(pg_catalog.>) 0 " \
+	"ON CONFLICT (counter_id, unit_digest) DO UPDATE SET rows = excluded.rows) " \
+	"SELECT coalesce(pg_catalog.sum(added), 0)::pg_catalog.int8 FROM room"
+
+/* What a step would count now, nothing consumed. */
+#define PEEK_SQL \
+	"WITH logged AS (SELECT unit_digests, unit_rows FROM contcount.counter_unit_log " \
+	"WHERE counter_id OPERATOR(pg_catalog.=) $1), " \
+	ROOM_SQL("logged") \
+	"SELECT coalesce(pg_catalog.sum(added), 0)::pg_catalog.int8 FROM room"
+
+int64
+unit_log_rows(int64 counter, bool take)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(counter)};
+	bool		isnull;
+
+	if (!unit_log_installed())
+		return 0;
+	if (SPI_execute_with_args(take ? TAKE_SQL : PEEK_SQL, 1, types, values, NULL, !take, 0) !=
+		SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the persons' rows of counter " INT64_FORMAT, counter);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+void
+unit_log_forget(int64 counter)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(counter)};
+
+	if (unit_log_installed() &&
+		SPI_execute_with_args("DELETE FROM contcount.counter_unit_log "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1",
+							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the persons' rows of counter " INT64_FORMAT, counter);
+}

@@ -1,0 +1,36 @@
+/*
+ * unit_log.h
+ *		The rows each person gave each counter over a source, appended with
+ *		the inserting transaction and bounded by the step that takes them.
+ */
+#ifndef CONTCOUNT_UNIT_LOG_H
+#define CONTCOUNT_UNIT_LOG_H
+
+#include "common/sha2.h"
+
+/* Is contcount.counter_unit_log installed (0.6 on)? */
+extern bool unit_log_installed(void);
+
+/* The SHA-256 digest of a unit's text form, for the rows of this transaction. */
+extern void unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH]);
+
+/* One row of the unit whose digest this is, for counter, in this (sub)transaction. */
+extern void unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH]);
+
+/*
+ * The counter's logged rows, each unit's bounded by the room max_rows leaves
+ * it; take: consume them into contcount.counter_unit (the step).  SPI
+ * connected, as the extension's owner.
+ */
+extern int64 unit_log_rows(int64 counter, bool take);
+
+/*
+ * Delete what the persons logged for counter (dropped or finished): no
+ * step will take it.  SPI connected, as the extension's owner.
+ */
+extern void unit_log_forget(int64 counter);
+
+/* Buffer and write the log with the transaction; from _PG_init. */
+extern void unit_log_install(void);
+
+#endif							/* CONTCOUNT_UNIT_LOG_H */
