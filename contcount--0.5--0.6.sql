@@ -1331,14 +1331,15 @@ COMMENT ON FUNCTION contcount.import_ledgers(jsonb) IS
 -- bounds each person by what max_rows leaves in counter_unit, and deletes
 -- what it took: each logged row is counted exactly once, and no insert
 -- waits on another.  No index: only a step reads it, all of a counter's
--- rows at once.  The digests do not compress: kept out of line as they are.
+-- rows at once.  The digests do not compress; the default storage tries
+-- once and keeps them as they are (a column set to EXTERNAL is what
+-- PostgreSQL's type_sanity check reports in a user's table too).
 -- ---------------------------------------------------------------------
 CREATE TABLE contcount.counter_unit_log (
     counter_id bigint NOT NULL,
     unit_digests bytea[] NOT NULL,
     unit_rows bigint[] NOT NULL
 );
-ALTER TABLE contcount.counter_unit_log ALTER COLUMN unit_digests SET STORAGE EXTERNAL;
 REVOKE ALL ON contcount.counter_unit_log FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('contcount.counter_unit_log', '');
 COMMENT ON TABLE contcount.counter_unit_log IS
