@@ -38,6 +38,8 @@ PG_CFLAGS = -Wall -Wextra
 # Releases over sharded sources ask the shards over libpq (src/sources/shards.c).
 PG_CPPFLAGS += -I$(shell $(PG_CONFIG) --includedir)
 SHLIB_LINK_INTERNAL = -L$(shell $(PG_CONFIG) --libdir) -lpq
+# The unit log digests each row's unit with OpenSSL (src/sources/unit_log.c).
+SHLIB_LINK_INTERNAL += -lcrypto
 # Calls inside the library need not go through the PLT: nothing interposes
 # on them, and the samplers' small functions can then be inlined.
 PG_CFLAGS += -fno-semantic-interposition
