@@ -3,11 +3,11 @@
  *		A backend's copy of what the feeding triggers of protected sources
  *		looked up, kept until contcount's counters or sources change.
  *
- * The trigger of a source looks its running counters up once a statement
- * (source_counter.c): one query as the extension's owner, which cost a
- * single-row insert about as much as the insert itself.  The answer changes
- * only when a counter over a source is created, attached, dropped or
- * finished, when the worker records the blocks a counter paid, when a
+ * The trigger of a source needs its running counters at each statement's
+ * first row (source_counter.c); looking them up is one query as the
+ * extension's owner, which cost a single-row insert about as much as the
+ * insert itself.  The answer changes only when a counter over a source is
+ * created (its source recorded), dropped or finished, when the worker records the blocks a counter paid, when a
  * source is declared, dropped or given blocks, or when the table's own
  * definition changes; so each backend keeps the answers, and forgets them
  * all when it learns of such a change.
@@ -37,13 +37,15 @@
  * moment feeds the counters as they were just before the commit, as a
  * statement that began just before it does.  Nothing depends on that
  * moment: a counter counts the rows of statements that begin after its
- * creation was reported, and the rows of a statement that races a drop or
- * a finish are swept with the counter's log (docs/counters-and-sources.md).
+ * creation was reported, and a statement that races a drop or a finish may
+ * log rows for the counter, which no step reads, as before
+ * (docs/counters-and-sources.md).
+ *
  * A lookup made while a change commits may see it or not: it is kept only
  * if no invalidation touching the cache came in from the moment it missed
  * (before its snapshot was taken) to the moment it is kept, and one that
- * comes in later empties the cache.  After a restart or on a standby the cache is empty, as is any
- * backend's at start: it is only a copy of what the query returns.
+ * comes in later empties the cache.  Nothing of it is shared or written:
+ * after a restart, as in any new backend, the cache starts empty.
  *
  * IDENTIFICATION
  *	  src/sources/feed_cache.c
