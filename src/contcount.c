@@ -20,6 +20,7 @@
 #include "counters/statement_rows.h"
 #include "ledger/ledger_store.h"
 #include "sources/counter_delta.h"
+#include "sources/feed_cache.h"
 #include "sources/unit_log.h"
 
 PG_MODULE_MAGIC;
@@ -33,6 +34,7 @@ _PG_init(void)
 	/* the triggers count however the library was loaded: their inserts must not fail */
 	counter_delta_install();
 	unit_log_install();
+	feed_cache_install();
 	statement_rows_install();
 	/* shared state and the step worker exist only when loaded at server start */
 	if (process_shared_preload_libraries_in_progress)

@@ -44,6 +44,7 @@
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
+#include "sources/feed_cache.h"
 #include "sources/source.h"
 #include "sources/source_blocks.h"
 #include "sources/unit_log.h"
@@ -587,6 +588,8 @@ attach_source(int64 id, const char *source, const SourceBounds *bounds, int64 st
 			  "blocks_until = $4 WHERE id OPERATOR(pg_catalog.=) $1",
 			  4, types, values, nulls, SPI_OK_UPDATE);
 	owner_end(&scope);
+	/* the source's trigger feeds it from this transaction's commit */
+	feed_cache_changed();
 }
 
 /*
@@ -702,6 +705,7 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 			  1, types, values, NULL, SPI_OK_DELETE);
 	unit_log_forget(row.id);
 	owner_end(&scope);
+	feed_cache_changed();
 	attachments_remove_all(row.id, name);
 	counter_shmem_forget_at_commit(row.id);
 	PG_RETURN_VOID();

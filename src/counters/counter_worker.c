@@ -75,6 +75,7 @@
 #include "counters/counter.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
+#include "sources/feed_cache.h"
 #include "sources/source.h"
 #include "sources/source_blocks.h"
 #include "sources/unit_log.h"
@@ -727,6 +728,7 @@ finish_at_horizon(CounterShared *cs, const Step *step, uint64 ticks_seen)
 							  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not finish counter \"%s\"", step->name);
 	unit_log_forget(step->id);
+	feed_cache_changed();
 	end_work();
 	ereport(LOG,
 			(errmsg("counter \"%s\" has reached its horizon of " INT64_FORMAT " steps and releases no more",
@@ -818,6 +820,8 @@ record_blocks(const Step *step, TimestampTz until, const char *refusal)
 							  "WHERE id OPERATOR(pg_catalog.=) $1",
 							  3, types, args, nulls, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the blocks of counter \"%s\"", step->name);
+	/* the trigger counts rows in the new blocks once this commits */
+	feed_cache_changed();
 }
 
 /*

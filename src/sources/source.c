@@ -58,6 +58,7 @@
 #include "releases/release.h"
 #include "releases/spec.h"
 #include "sources/bounding.h"
+#include "sources/feed_cache.h"
 #include "sources/shards.h"
 #include "sources/source.h"
 #include "sources/source_blocks.h"
@@ -317,6 +318,7 @@ contcount_protect_table(PG_FUNCTION_ARGS)
 					 "VALUES ($1, $2, $3, $4, $5, $6, $7, pg_catalog.to_regrole(CURRENT_USER)) "
 					 "ON CONFLICT (name) DO NOTHING",
 					 7, types, values, "protected source", name);
+	feed_cache_changed();
 	warn_unless_locked_down();
 	owner_end(&scope);
 	/* the counters of the source attach to it without a lock on the table */
@@ -465,6 +467,7 @@ contcount_drop_source(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("protected source \"%s\" does not exist", name)));
 	owner_end(&scope);
+	feed_cache_changed();
 	source_counter_unfeed(name, relid);
 	PG_RETURN_VOID();
 }

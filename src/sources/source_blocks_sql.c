@@ -27,6 +27,7 @@
 #include "common/settings.h"
 #include "ledger/ledger.h"
 #include "ledger/ledger_store.h"
+#include "sources/feed_cache.h"
 #include "sources/source.h"
 #include "sources/source_blocks.h"
 
@@ -93,6 +94,7 @@ contcount_source_blocks(PG_FUNCTION_ARGS)
 			  "WHERE name OPERATOR(pg_catalog.=) $1",
 			  4, types, values, NULL, SPI_OK_UPDATE);
 	owner_end(&scope);
+	feed_cache_changed();
 	PG_RETURN_VOID();
 }
 

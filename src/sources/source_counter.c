@@ -16,12 +16,14 @@
  * the counter (an insert whose statement still feeds it would wait on
  * them): the step worker sweeps the units of dropped counters.
  *
- * The trigger looks the source's running counters up once per statement
- * (one query as the extension's owner, on what is committed now plus the
- * inserting transaction's changes) and does nothing for a row when there
- * are none.  For each counter it adds one to the unit's entry of the
- * transaction's unit log (unit_log.c), appended to contcount.counter_unit_log
- * just before commit, with the insert; the step that takes the log bounds
+ * The trigger looks the source's running counters up (one query as the
+ * extension's owner, on what is committed now plus the inserting
+ * transaction's changes), keeps the answer in the backend until they or the
+ * source change (feed_cache.c: a statement's first row then costs no query)
+ * and does nothing for a row when there are none.  For each counter it adds
+ * one to the unit's entry of the transaction's unit log (unit_log.c),
+ * appended to contcount.counter_unit_log just before commit, with the
+ * insert; the step that takes the log bounds
  * each unit by max_rows against its row of contcount.counter_unit, so an
  * insert locks no row of contcount's and concurrent inserts of one unit
  * never wait on each other, yet count at most max_rows between them
@@ -73,6 +75,7 @@
 #include "common/args.h"
 #include "common/owner_spi.h"
 #include "sources/counter_delta.h"
+#include "sources/feed_cache.h"
 #include "sources/source.h"
 #include "sources/unit_log.h"
 
@@ -220,30 +223,38 @@ typedef struct FeedCounter
 {
 	int64		counter;
 	bool		blocks;
-	TimestampTz from;
+	TimestampTz from;			/* as looked up: the first block's start */
 	TimestampTz until;
+	int64		retention;		/* microseconds, with blocks */
 } FeedCounter;
 
 /*
- * What the trigger needs, looked up once per statement: the running
- * counters of the source, and the source's columns in the table the trigger
- * fired on.
+ * What the trigger needs, looked up once and kept by the backend until
+ * contcount's counters or sources change (feed_cache.c), then copied for
+ * each statement: the running counters of the source, and the source's
+ * columns in the table the trigger fired on.  One block of memory, so that
+ * the cache keeps a copy.
  */
 typedef struct SourceFeed
 {
-	int			ncounters;
-	FeedCounter *counters;
+	Oid			source_relid;
 	AttrNumber	unit;			/* in the table the trigger fired on */
 	int32		max_rows;
-	FmgrInfo	unit_out;
+	Oid			unit_out_fn;
+	FmgrInfo	unit_out;		/* set up for each statement */
 	bool		logged;			/* counted through the unit log (0.6 on) */
 	AttrNumber	time;			/* InvalidAttrNumber: no counter has blocks */
 	Oid			time_type;
+	int			ncounters;
+	FeedCounter counters[FLEXIBLE_ARRAY_MEMBER];
 } SourceFeed;
+
+#define FEED_SIZE(ncounters) (offsetof(SourceFeed, counters) + sizeof(FeedCounter) * (ncounters))
 
 /* The counters of a source (by_source) or the one counter named $1. */
 #define FEED_SQL(where) \
-	"SELECT c.id, c.blocks_from, c.blocks_until, s.retention, a.attname, s.max_rows, t.attname " \
+	"SELECT c.id, c.blocks_from, c.blocks_until, s.retention, a.attname, s.max_rows, t.attname, " \
+	"s.relid " \
 	"FROM contcount.counter c " \
 	"JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source " \
 	"JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) s.relid " \
@@ -280,9 +291,7 @@ feed_counter(SourceFeed *feed, int i, HeapTuple tuple, TupleDesc desc)
 		Datum		retention = SPI_getbinval(tuple, desc, 4, &isnull);
 
 		counter->until = DatumGetTimestampTz(SPI_getbinval(tuple, desc, 3, &isnull));
-		/* rows older than the retention are never read */
-		counter->from = Max(counter->from, GetCurrentTimestamp() -
-							interval_usecs(DatumGetIntervalP(retention), "retention"));
+		counter->retention = interval_usecs(DatumGetIntervalP(retention), "retention");
 	}
 }
 
@@ -295,9 +304,13 @@ feed_columns(SourceFeed *feed, Relation rel, HeapTuple tuple, TupleDesc desc, co
 {
 	bool		isnull;
 	bool		blocks = false;
+	bool		varlena;
 
 	feed->unit = target_column(rel, SPI_getvalue(tuple, desc, 5), what);
 	feed->max_rows = DatumGetInt32(SPI_getbinval(tuple, desc, 6, &isnull));
+	feed->source_relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 8, &isnull));
+	getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), feed->unit - 1)->atttypid,
+					  &feed->unit_out_fn, &varlena);
 	for (int i = 0; i < feed->ncounters; i++)
 		blocks |= feed->counters[i].blocks;
 	if (!blocks)
@@ -311,40 +324,67 @@ feed_columns(SourceFeed *feed, Relation rel, HeapTuple tuple, TupleDesc desc, co
 				 errmsg("the time column of %s must be a timestamptz, a timestamp or a date", what)));
 }
 
+/*
+ * Look the feed up: one query as the extension's owner, on what is
+ * committed now plus the inserting transaction's changes.
+ */
 static SourceFeed *
-source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
+look_up_feed(MemoryContext cxt, TriggerData *trigdata, bool by_source)
 {
 	static SPIPlanPtr plans[2];
 	const char *name = trigdata->tg_trigger->tgargs[0];
 	const char *what = by_source ? psprintf("protected source \"%s\"", name) :
 		psprintf("the source of counter \"%s\"", name);
-	Relation	rel = trigdata->tg_relation;
-	MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
-	SourceFeed *feed = MemoryContextAllocZero(cxt, sizeof(SourceFeed));
+	SourceFeed *feed;
 	OwnerScope	scope;
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(name)};
-	Oid			out;
-	bool		varlena;
+	int			ncounters;
 
 	owner_begin(&scope);
 	owner_run(&plans[by_source],
 			  by_source ? FEED_SQL("c.source OPERATOR(pg_catalog.=) $1") :
 			  FEED_SQL("c.name OPERATOR(pg_catalog.=) $1"),
 			  1, types, values, NULL, SPI_OK_SELECT);
-	feed->ncounters = (int) SPI_processed;
-	feed->counters = MemoryContextAllocZero(cxt, sizeof(FeedCounter) * Max(1, feed->ncounters));
+	ncounters = (int) SPI_processed;
+	feed = MemoryContextAllocZero(cxt, FEED_SIZE(ncounters));
+	feed->ncounters = ncounters;
 	for (int i = 0; i < feed->ncounters; i++)
 		feed_counter(feed, i, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
 	if (feed->ncounters > 0)
-		feed_columns(feed, rel, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
+		feed_columns(feed, trigdata->tg_relation, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
 	feed->logged = unit_log_installed();
 	owner_end(&scope);
-	if (feed->ncounters > 0)
+	return feed;
+}
+
+/*
+ * The feed of this statement: kept by the backend, or looked up and kept,
+ * with what depends on the moment (the retention's first instant) and the
+ * unit's output function set up in the statement's memory.
+ */
+static SourceFeed *
+source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
+{
+	const char *name = trigdata->tg_trigger->tgargs[0];
+	Oid			relid = RelationGetRelid(trigdata->tg_relation);
+	MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+	SourceFeed *feed = feed_cache_get(name, by_source, relid, cxt);
+	TimestampTz now;
+
+	if (feed == NULL)
 	{
-		getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), feed->unit - 1)->atttypid, &out, &varlena);
-		fmgr_info_cxt(out, &feed->unit_out, cxt);
+		feed = look_up_feed(cxt, trigdata, by_source);
+		feed_cache_put(name, by_source, relid, feed->source_relid, feed, FEED_SIZE(feed->ncounters));
 	}
+	if (feed->ncounters == 0)
+		return feed;
+	/* rows older than the retention are never read */
+	now = GetCurrentTimestamp();
+	for (int i = 0; i < feed->ncounters; i++)
+		if (feed->counters[i].blocks)
+			feed->counters[i].from = Max(feed->counters[i].from, now - feed->counters[i].retention);
+	fmgr_info_cxt(feed->unit_out_fn, &feed->unit_out, cxt);
 	return feed;
 }
 

@@ -36,27 +36,30 @@
  */
 #include "postgres.h"
 
+#include <openssl/evp.h>
+
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
-#include "common/cryptohash.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/resowner.h"
 
 #include "common/owner_spi.h"
 #include "sources/unit_log.h"
 
 /* Entries of one level kept in memory before they are written early. */
 #define UNIT_LOG_SPILL 65536
-/* Entries up to which the table is kept from one transaction to the next. */
-#define UNIT_LOG_KEPT 1024
+/*
+ * Entries up to which the table is kept from one transaction to the next: a
+ * table keeps the buckets it grew to, and every commit scans them all.
+ */
+#define UNIT_LOG_KEPT 64
 
 typedef struct LogKey
 {
@@ -74,13 +77,15 @@ typedef struct LogEntry
 static HTAB *entries = NULL;
 
 /*
- * The digest context of the transaction's rows: made once a transaction,
- * not once a row (through OpenSSL a context costs an allocation, a resource
- * owner entry and a locked lookup of the algorithm, more than hashing a
- * short unit), owned by the transaction's resource owner and freed by the
- * transaction's end (xact_callback), before that owner is released.
+ * SHA-256 through OpenSSL's EVP interface, the algorithm fetched once a
+ * backend and one context kept for the backend's life.  PostgreSQL's
+ * pg_cryptohash makes a context per use, and through OpenSSL 3 every
+ * initialisation of it fetches the algorithm again, a locked lookup in the
+ * library's store that concurrent inserts share: that cost each row more
+ * than hashing its unit.  Neither holds anything of a transaction's.
  */
-static pg_cryptohash_ctx *row_hash = NULL;
+static const EVP_MD *sha256_md = NULL;
+static EVP_MD_CTX *sha256_ctx = NULL;
 
 bool
 unit_log_installed(void)
@@ -101,7 +106,7 @@ entry_of(const LogKey *key)
 
 		ctl.keysize = sizeof(LogKey);
 		ctl.entrysize = sizeof(LogEntry);
-		entries = hash_create("contcount unit log", 256, &ctl, HASH_ELEM | HASH_BLOBS);
+		entries = hash_create("contcount unit log", 16, &ctl, HASH_ELEM | HASH_BLOBS);
 	}
 	entry = hash_search(entries, key, HASH_ENTER, &found);
 	if (!found)
@@ -120,7 +125,7 @@ clear_entries(void)
 	HASH_SEQ_STATUS seq;
 	LogEntry   *entry;
 
-	if (entries == NULL)
+	if (entries == NULL || hash_get_num_entries(entries) == 0)
 		return;
 	if (hash_get_num_entries(entries) > UNIT_LOG_KEPT)
 	{
@@ -213,28 +218,33 @@ write_entries(int level)
 		clear_entries();
 }
 
+/* The algorithm and the context, made on first use. */
+static void
+sha256_prepare(void)
+{
+	if (sha256_ctx != NULL)
+		return;
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+#else
+	sha256_md = EVP_sha256();
+#endif
+	if (sha256_md != NULL)
+		sha256_ctx = EVP_MD_CTX_new();
+	if (sha256_ctx == NULL)
+		elog(ERROR, "could not prepare SHA-256 digests");
+}
+
 void
 unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH])
 {
-	if (row_hash == NULL)
-	{
-		ResourceOwner saved = CurrentResourceOwner;
+	unsigned int length;
 
-		CurrentResourceOwner = TopTransactionResourceOwner;
-		PG_TRY();
-		{
-			row_hash = pg_cryptohash_create(PG_SHA256);
-		}
-		PG_FINALLY();
-		{
-			CurrentResourceOwner = saved;
-		}
-		PG_END_TRY();
-	}
-	if (pg_cryptohash_init(row_hash) < 0 ||
-		pg_cryptohash_update(row_hash, (const uint8 *) text, strlen(text)) < 0 ||
-		pg_cryptohash_final(row_hash, digest, PG_SHA256_DIGEST_LENGTH) < 0)
-		elog(ERROR, "could not compute a SHA-256 digest: %s", pg_cryptohash_error(row_hash));
+	sha256_prepare();
+	if (EVP_DigestInit_ex(sha256_ctx, sha256_md, NULL) != 1 ||
+		EVP_DigestUpdate(sha256_ctx, text, strlen(text)) != 1 ||
+		EVP_DigestFinal_ex(sha256_ctx, digest, &length) != 1 || length != PG_SHA256_DIGEST_LENGTH)
+		elog(ERROR, "could not compute a SHA-256 digest");
 }
 
 void
@@ -287,15 +297,6 @@ end_level(int level, bool commit)
 }
 
 static void
-forget_entries(void)
-{
-	clear_entries();
-	if (row_hash != NULL)
-		pg_cryptohash_free(row_hash);
-	row_hash = NULL;
-}
-
-static void
 xact_callback(XactEvent event, void *arg)
 {
 	(void) arg;
@@ -309,7 +310,7 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PREPARE:
-			forget_entries();
+			clear_entries();
 			break;
 		default:
 			break;
