@@ -64,6 +64,7 @@
 #include "commands/trigger.h"
 #include "common/cryptohash.h"
 #include "common/sha2.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/lsyscache.h"
@@ -222,6 +223,11 @@ typedef struct FeedCounter
 	bool		blocks;
 	TimestampTz from;
 	TimestampTz until;
+	/* over a dimension: its column here, and its declared keys, sorted */
+	AttrNumber	dimension;		/* InvalidAttrNumber without one */
+	FmgrInfo	key_out;
+	int			nkeys;
+	char	  **keys;
 } FeedCounter;
 
 /*
@@ -241,16 +247,25 @@ typedef struct SourceFeed
 	Oid			time_type;
 } SourceFeed;
 
-/* The counters of a source (by_source) or the one counter named $1. */
-#define FEED_SQL(where) \
-	"SELECT c.id, c.blocks_from, c.blocks_until, s.retention, a.attname, s.max_rows, t.attname " \
-	"FROM contcount.counter c " \
+/*
+ * The counters of a source (by_source) or the one counter named $1, with
+ * (DIMENSION_SQL, from 0.6) each one's dimension column and declared keys.
+ */
+#define FEED_SQL(columns, joins, where) \
+	"SELECT c.id, c.blocks_from, c.blocks_until, s.retention, a.attname, s.max_rows, t.attname" \
+	columns " FROM contcount.counter c " \
 	"JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source " \
 	"JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) s.relid " \
 	"AND a.attnum OPERATOR(pg_catalog.=) s.unit_attnum " \
 	"LEFT JOIN pg_catalog.pg_attribute t ON t.attrelid OPERATOR(pg_catalog.=) s.relid " \
 	"AND t.attnum OPERATOR(pg_catalog.=) s.time_attnum AND NOT t.attisdropped " \
-	"WHERE NOT c.finished AND " where
+	joins "WHERE NOT c.finished AND " where
+#define DIMENSION_COLUMNS ", c.dimension, da.attname, d.keys"
+#define DIMENSION_JOINS \
+	"LEFT JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) c.source " \
+	"AND d.name OPERATOR(pg_catalog.=) c.dimension " \
+	"LEFT JOIN pg_catalog.pg_attribute da ON da.attrelid OPERATOR(pg_catalog.=) s.relid " \
+	"AND da.attnum OPERATOR(pg_catalog.=) d.attnum AND NOT da.attisdropped "
 
 /* A column of the source in the table the trigger fired on, by name. */
 static AttrNumber
@@ -263,6 +278,46 @@ target_column(Relation rel, const char *column, const char *what)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("a column of %s is gone", what)));
 	return attnum;
+}
+
+/* Order C strings by strcmp, for qsort and bsearch. */
+static int
+by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * The dimension of counter i of the feed, from columns 8 to 10 of its row
+ * (the counter's dimension, its column's name and its declared keys):
+ * the column here, by name, and the keys, sorted, in the feed's memory.
+ */
+static void
+feed_dimension(FeedCounter *counter, Relation rel, HeapTuple tuple, TupleDesc desc,
+			   MemoryContext cxt, const char *what)
+{
+	bool		isnull;
+	Datum	   *elems;
+	bool	   *nulls;
+	Oid			out;
+	bool		varlena;
+	MemoryContext old;
+
+	(void) SPI_getbinval(tuple, desc, 8, &isnull);
+	if (isnull)
+		return;
+	counter->dimension = target_column(rel, SPI_getvalue(tuple, desc, 9), what);
+	getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), counter->dimension - 1)->atttypid,
+					  &out, &varlena);
+	fmgr_info_cxt(out, &counter->key_out, cxt);
+	old = MemoryContextSwitchTo(cxt);
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tuple, desc, 10, &isnull)), TEXTOID, -1,
+					  false, TYPALIGN_INT, &elems, &nulls, &counter->nkeys);
+	counter->keys = palloc(sizeof(char *) * Max(1, counter->nkeys));
+	for (int k = 0; k < counter->nkeys; k++)
+		counter->keys[k] = TextDatumGetCString(elems[k]);
+	MemoryContextSwitchTo(old);
+	qsort(counter->keys, counter->nkeys, sizeof(char *), by_text);
 }
 
 /* Counter i of the feed, from row i of the lookup.  SPI's tuple, owner scope. */
@@ -314,7 +369,8 @@ feed_columns(SourceFeed *feed, Relation rel, HeapTuple tuple, TupleDesc desc, co
 static SourceFeed *
 source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
 {
-	static SPIPlanPtr plans[2];
+	static SPIPlanPtr plans[2][2];
+	bool		dimensions = by_source && contcount_has_column("counter", "dimension");
 	const char *name = trigdata->tg_trigger->tgargs[0];
 	const char *what = by_source ? psprintf("protected source \"%s\"", name) :
 		psprintf("the source of counter \"%s\"", name);
@@ -328,14 +384,20 @@ source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
 	bool		varlena;
 
 	owner_begin(&scope);
-	owner_run(&plans[by_source],
-			  by_source ? FEED_SQL("c.source OPERATOR(pg_catalog.=) $1") :
-			  FEED_SQL("c.name OPERATOR(pg_catalog.=) $1"),
+	owner_run(&plans[by_source][dimensions],
+			  dimensions ? FEED_SQL(DIMENSION_COLUMNS, DIMENSION_JOINS, "c.source OPERATOR(pg_catalog.=) $1") :
+			  by_source ? FEED_SQL("", "", "c.source OPERATOR(pg_catalog.=) $1") :
+			  FEED_SQL("", "", "c.name OPERATOR(pg_catalog.=) $1"),
 			  1, types, values, NULL, SPI_OK_SELECT);
 	feed->ncounters = (int) SPI_processed;
 	feed->counters = MemoryContextAllocZero(cxt, sizeof(FeedCounter) * Max(1, feed->ncounters));
 	for (int i = 0; i < feed->ncounters; i++)
+	{
 		feed_counter(feed, i, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
+		if (dimensions)
+			feed_dimension(&feed->counters[i], rel, SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+						   cxt, what);
+	}
 	if (feed->ncounters > 0)
 		feed_columns(feed, rel, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
 	feed->logged = unit_log_installed();
@@ -426,6 +488,27 @@ upsert_row(SourceFeed *feed, Datum unit, bool timed, TimestampTz time)
 }
 
 /*
+ * The row's key of the counter's dimension, as declared, or NULL if the row
+ * has none or one not declared: left out, as releases leave it out.
+ */
+static const char *
+row_key(FeedCounter *counter, TriggerData *trigdata)
+{
+	bool		isnull;
+	Datum		value = heap_getattr(trigdata->tg_trigtuple, counter->dimension,
+									 RelationGetDescr(trigdata->tg_relation), &isnull);
+	char	   *text;
+	char	  **found;
+
+	if (isnull)
+		return NULL;
+	text = OutputFunctionCall(&counter->key_out, value);
+	found = bsearch(&text, counter->keys, counter->nkeys, sizeof(char *), by_text);
+	pfree(text);
+	return found ? *found : NULL;
+}
+
+/*
  * Count the row for every counter whose blocks hold it: logged for the
  * step, which bounds each unit (unit_log.c), or, before 0.6, upserted.
  */
@@ -450,8 +533,15 @@ feed_row(SourceFeed *feed, TriggerData *trigdata)
 	}
 	unit_digest(feed, unit, digest);
 	for (int i = 0; i < feed->ncounters; i++)
-		if (in_blocks(&feed->counters[i], timed, time))
-			unit_log_add(feed->counters[i].counter, digest);
+	{
+		const char *key = NULL;
+
+		if (!in_blocks(&feed->counters[i], timed, time) ||
+			(feed->counters[i].dimension != InvalidAttrNumber &&
+			 (key = row_key(&feed->counters[i], trigdata)) == NULL))
+			continue;
+		unit_log_add(feed->counters[i].counter, digest, key);
+	}
 }
 
 /*
