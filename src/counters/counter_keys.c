@@ -163,9 +163,11 @@ read_states(const KeyStep *step, char **keys, int n)
 		texts[k] = CStringGetTextDatum(keys[k]);
 	args[0] = Int64GetDatum(step->id);
 	args[1] = PointerGetDatum(construct_array(texts, n, TEXTOID, -1, false, TYPALIGN_INT));
-	if (SPI_execute_with_args("SELECT key, state FROM contcount.counter_key_state "
-							  "WHERE counter_id OPERATOR(pg_catalog.=) $1 "
-							  "AND key OPERATOR(pg_catalog.=) ANY ($2) ORDER BY key COLLATE \"C\"",
+	/* a probe of the index a key (= ANY would scan every key of the counter) */
+	if (SPI_execute_with_args("SELECT s.key, s.state FROM pg_catalog.unnest($2) k(key) "
+							  "JOIN contcount.counter_key_state s "
+							  "ON s.counter_id OPERATOR(pg_catalog.=) $1 "
+							  "AND s.key OPERATOR(pg_catalog.=) k.key ORDER BY s.key COLLATE \"C\"",
 							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the keys' states of counter \"%s\"", step->name);
 }
