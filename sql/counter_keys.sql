@@ -38,7 +38,9 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.current('kd_exact')$$),
     ($$SELECT * FROM contcount.history('kd_exact')$$),
     ($$SELECT * FROM contcount.current_by_key('kd_plain')$$),
-    ($$SELECT * FROM contcount.history_by_key('kd_nope')$$)
+    ($$SELECT * FROM contcount.history_by_key('kd_nope')$$),
+    ($$SELECT contcount.create_alert('kd_exact', 5, 'kd_channel')$$),
+    ($$SELECT contcount.create_alert('kd_exact', 5, 'kd_channel', 'de')$$)
 ) AS cases(s);
 
 \c - regress_kd_app
