@@ -20,6 +20,7 @@ SELECT contcount.grant_source('kd_visits', 'regress_kd_analyst');
 SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT contcount.create_counter('x', 1, horizon => 10, dimension => 'country')$$),
     ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'kd_visits', dimension => 'city')$$),
+    ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'kd_visits', dimension => '')$$),
     ($$SELECT contcount.create_counter('x', 1, horizon => 10, source => 'kd_visits', dimension => 'country',
                                        monotone => true)$$)
 ) AS cases(s);
@@ -39,6 +40,8 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.history('kd_exact')$$),
     ($$SELECT * FROM contcount.current_by_key('kd_plain')$$),
     ($$SELECT * FROM contcount.history_by_key('kd_nope')$$),
+    ($$SELECT * FROM contcount.current_by_key(NULL)$$),
+    ($$SELECT * FROM contcount.history_by_key('')$$),
     ($$SELECT contcount.create_alert('kd_exact', 5, 'kd_channel')$$),
     ($$SELECT contcount.create_alert('kd_exact', 5, 'kd_channel', 'de')$$)
 ) AS cases(s);
@@ -104,9 +107,13 @@ SELECT name, spent FROM contcount.ledgers WHERE name LIKE 'kd%' ORDER BY name;
 SELECT name, steps, dimension FROM contcount.counters WHERE name LIKE 'kd%' ORDER BY name;
 
 \c - postgres
--- The log was consumed; each person's kept keys and rows are remembered.
+-- The dimension's column dropped: inserts go through, and count nothing.
+ALTER TABLE test.kd_visits DROP COLUMN country;
+INSERT INTO test.kd_visits (person) VALUES (20), (21);
+-- The log was consumed by the steps, and nothing logged since the drop.
 SELECT count(*) AS left_in_log FROM contcount.counter_unit_log l
 JOIN contcount.counter c ON c.id = l.counter_id WHERE c.dimension IS NOT NULL;
+-- Each person's kept keys and rows are remembered.
 SELECT u.rows, (SELECT count(*) FROM contcount.counter_unit_key k
                 WHERE k.counter_id = u.counter_id AND k.unit_digest = u.unit_digest) AS keys
 FROM contcount.counter_unit u JOIN contcount.counter c ON c.id = u.counter_id

@@ -224,7 +224,8 @@ typedef struct FeedCounter
 	TimestampTz from;
 	TimestampTz until;
 	/* over a dimension: its column here, and its declared keys, sorted */
-	AttrNumber	dimension;		/* InvalidAttrNumber without one */
+	bool		keyed;
+	AttrNumber	dimension;		/* InvalidAttrNumber: gone, no row counts */
 	FmgrInfo	key_out;
 	int			nkeys;
 	char	  **keys;
@@ -291,10 +292,12 @@ by_text(const void *a, const void *b)
  * The dimension of counter i of the feed, from columns 8 to 10 of its row
  * (the counter's dimension, its column's name and its declared keys):
  * the column here, by name, and the keys, sorted, in the feed's memory.
+ * A dimension or column since dropped leaves no row a key: the counter
+ * counts none, and the insert goes through.
  */
 static void
 feed_dimension(FeedCounter *counter, Relation rel, HeapTuple tuple, TupleDesc desc,
-			   MemoryContext cxt, const char *what)
+			   MemoryContext cxt)
 {
 	bool		isnull;
 	Datum	   *elems;
@@ -302,11 +305,14 @@ feed_dimension(FeedCounter *counter, Relation rel, HeapTuple tuple, TupleDesc de
 	Oid			out;
 	bool		varlena;
 	MemoryContext old;
+	char	   *column;
 
 	(void) SPI_getbinval(tuple, desc, 8, &isnull);
-	if (isnull)
+	counter->keyed = !isnull;
+	column = SPI_getvalue(tuple, desc, 9);
+	if (isnull || column == NULL || (counter->dimension = get_attnum(RelationGetRelid(rel), column)) ==
+		InvalidAttrNumber)
 		return;
-	counter->dimension = target_column(rel, SPI_getvalue(tuple, desc, 9), what);
 	getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), counter->dimension - 1)->atttypid,
 					  &out, &varlena);
 	fmgr_info_cxt(out, &counter->key_out, cxt);
@@ -396,7 +402,7 @@ source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
 		feed_counter(feed, i, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
 		if (dimensions)
 			feed_dimension(&feed->counters[i], rel, SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-						   cxt, what);
+						   cxt);
 	}
 	if (feed->ncounters > 0)
 		feed_columns(feed, rel, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
@@ -495,11 +501,14 @@ static const char *
 row_key(FeedCounter *counter, TriggerData *trigdata)
 {
 	bool		isnull;
-	Datum		value = heap_getattr(trigdata->tg_trigtuple, counter->dimension,
-									 RelationGetDescr(trigdata->tg_relation), &isnull);
+	Datum		value;
 	char	   *text;
 	char	  **found;
 
+	if (counter->dimension == InvalidAttrNumber)
+		return NULL;
+	value = heap_getattr(trigdata->tg_trigtuple, counter->dimension,
+						 RelationGetDescr(trigdata->tg_relation), &isnull);
 	if (isnull)
 		return NULL;
 	text = OutputFunctionCall(&counter->key_out, value);
@@ -537,8 +546,7 @@ feed_row(SourceFeed *feed, TriggerData *trigdata)
 		const char *key = NULL;
 
 		if (!in_blocks(&feed->counters[i], timed, time) ||
-			(feed->counters[i].dimension != InvalidAttrNumber &&
-			 (key = row_key(&feed->counters[i], trigdata)) == NULL))
+			(feed->counters[i].keyed && (key = row_key(&feed->counters[i], trigdata)) == NULL))
 			continue;
 		unit_log_add(feed->counters[i].counter, digest, key);
 	}
