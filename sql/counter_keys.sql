@@ -83,14 +83,19 @@ INSERT INTO test.kd_visits (person, country) VALUES (9, 'it'), (9, 'fr');
 INSERT INTO test.kd_visits (person, country) VALUES (7, 'es');
 
 \c - postgres
+-- One session inserts, the keys change, it inserts again: its trigger
+-- reads the keys as declared now (person 30's de counts, and person 31's
+-- es, declared in between).
+INSERT INTO test.kd_visits (person, country) VALUES (30, 'de');
 SELECT contcount.source_dimension('kd_visits', 'country', ARRAY['it', 'de', 'fr', 'es']);
+INSERT INTO test.kd_visits (person, country) VALUES (31, 'es');
 
 \c - regress_kd_analyst
 SELECT contcount.tick('kd_exact');
 SELECT contcount.tick('kd_noisy');
 
 \c - regress_kd_app
--- es joins at the next step: person 7's new row counts (its earlier row never).
+-- es joined at that step: person 7's new row counts (its earlier row never).
 INSERT INTO test.kd_visits (person, country) VALUES (7, 'es'), (8, 'es');
 
 \c - regress_kd_analyst

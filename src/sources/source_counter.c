@@ -67,7 +67,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -261,7 +263,9 @@ typedef struct SourceFeed
 	"LEFT JOIN pg_catalog.pg_attribute t ON t.attrelid OPERATOR(pg_catalog.=) s.relid " \
 	"AND t.attnum OPERATOR(pg_catalog.=) s.time_attnum AND NOT t.attisdropped " \
 	joins "WHERE NOT c.finished AND " where
-#define DIMENSION_COLUMNS ", c.dimension, da.attname, d.keys"
+#define DIMENSION_COLUMNS ", c.dimension, da.attname, d.xmin::pg_catalog.text " \
+	"OPERATOR(pg_catalog.||) d.ctid::pg_catalog.text OPERATOR(pg_catalog.||) " \
+	"pg_catalog.pg_column_size(d.keys)::pg_catalog.text"
 #define DIMENSION_JOINS \
 	"LEFT JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) c.source " \
 	"AND d.name OPERATOR(pg_catalog.=) c.dimension " \
@@ -289,41 +293,117 @@ by_text(const void *a, const void *b)
 }
 
 /*
- * The dimension of counter i of the feed, from columns 8 to 10 of its row
- * (the counter's dimension, its column's name and its declared keys):
- * the column here, by name, and the keys, sorted, in the feed's memory.
- * A dimension or column since dropped leaves no row a key: the counter
- * counts none, and the insert goes through.
+ * The declared keys of a counter's dimension, sorted, kept by the backend
+ * while the dimension's row is the version it was read at (its xmin, ctid
+ * and stored size, read without detoasting the keys: a declaration changed,
+ * even in this transaction, is a new row version), so that they are read
+ * and sorted once, not once a statement (12 ms a statement for 10^5 keys).
+ * Each counter's keys live in a memory context of their own; keys read
+ * again get a new one, and the old goes with the transaction, since a
+ * statement under way may still hold them.
+ */
+typedef struct KeyCache
+{
+	int64		counter;
+	char		version[64];
+	int			nkeys;
+	char	  **keys;
+	MemoryContext cxt;
+} KeyCache;
+
+static HTAB *key_cache = NULL;
+
+/* Read and sort the keys of the entry's counter.  Owner scope. */
+static void
+read_keys(KeyCache *entry, const char *source, const char *dimension)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2] = {CStringGetTextDatum(source), CStringGetTextDatum(dimension)};
+	Datum	   *elems;
+	bool		isnull;
+	MemoryContext old;
+
+	entry->version[0] = '\0';	/* an error below leaves it to be read again */
+	entry->nkeys = 0;
+	if (entry->cxt != NULL)
+		MemoryContextSetParent(entry->cxt, TopTransactionContext);
+	entry->cxt = AllocSetContextCreate(TopMemoryContext, "contcount dimension keys",
+									   ALLOCSET_SMALL_SIZES);
+	owner_run(&plan, "SELECT keys FROM contcount.source_dimension "
+			  "WHERE source OPERATOR(pg_catalog.=) $1 AND name OPERATOR(pg_catalog.=) $2",
+			  2, types, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return;
+	old = MemoryContextSwitchTo(entry->cxt);
+	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+													   1, &isnull)),
+					  TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &entry->nkeys);
+	entry->keys = palloc(sizeof(char *) * Max(1, entry->nkeys));
+	for (int k = 0; k < entry->nkeys; k++)
+		entry->keys[k] = TextDatumGetCString(elems[k]);
+	pfree(elems);
+	MemoryContextSwitchTo(old);
+	qsort(entry->keys, entry->nkeys, sizeof(char *), by_text);
+}
+
+/* The sorted keys of the counter's dimension at version.  Owner scope. */
+static void
+cached_keys(FeedCounter *counter, const char *source, const char *dimension, const char *version)
+{
+	KeyCache   *entry;
+	bool		found;
+
+	if (key_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(KeyCache);
+		key_cache = hash_create("contcount dimension keys", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	entry = hash_search(key_cache, &counter->counter, HASH_ENTER, &found);
+	if (!found)
+	{
+		entry->version[0] = '\0';
+		entry->cxt = NULL;
+	}
+	if (strcmp(entry->version, version) != 0)
+	{
+		read_keys(entry, source, dimension);
+		strlcpy(entry->version, version, sizeof(entry->version));
+	}
+	counter->nkeys = entry->nkeys;
+	counter->keys = entry->keys;
+}
+
+/*
+ * The dimension of counter i of the feed (source), from columns 8 to 10 of
+ * its row (the counter's dimension, its column's name and the version of
+ * its declaration): the column here, by name, and the keys, sorted.  A
+ * dimension or column since dropped leaves no row a key: the counter
+ * counts none, and the insert goes through.  Owner scope; row is SPI's.
  */
 static void
 feed_dimension(FeedCounter *counter, Relation rel, HeapTuple tuple, TupleDesc desc,
-			   MemoryContext cxt)
+			   MemoryContext cxt, const char *source)
 {
 	bool		isnull;
-	Datum	   *elems;
-	bool	   *nulls;
 	Oid			out;
 	bool		varlena;
-	MemoryContext old;
 	char	   *column;
+	char	   *dimension = SPI_getvalue(tuple, desc, 8);
 
-	(void) SPI_getbinval(tuple, desc, 8, &isnull);
-	counter->keyed = !isnull;
+	counter->keyed = dimension != NULL;
 	column = SPI_getvalue(tuple, desc, 9);
-	if (isnull || column == NULL || (counter->dimension = get_attnum(RelationGetRelid(rel), column)) ==
-		InvalidAttrNumber)
+	(void) SPI_getbinval(tuple, desc, 10, &isnull);
+	if (dimension == NULL || column == NULL || isnull ||
+		(counter->dimension = get_attnum(RelationGetRelid(rel), column)) == InvalidAttrNumber)
 		return;
 	getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), counter->dimension - 1)->atttypid,
 					  &out, &varlena);
 	fmgr_info_cxt(out, &counter->key_out, cxt);
-	old = MemoryContextSwitchTo(cxt);
-	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tuple, desc, 10, &isnull)), TEXTOID, -1,
-					  false, TYPALIGN_INT, &elems, &nulls, &counter->nkeys);
-	counter->keys = palloc(sizeof(char *) * Max(1, counter->nkeys));
-	for (int k = 0; k < counter->nkeys; k++)
-		counter->keys[k] = TextDatumGetCString(elems[k]);
-	MemoryContextSwitchTo(old);
-	qsort(counter->keys, counter->nkeys, sizeof(char *), by_text);
+	cached_keys(counter, source, dimension, SPI_getvalue(tuple, desc, 10));
 }
 
 /* Counter i of the feed, from row i of the lookup.  SPI's tuple, owner scope. */
@@ -388,6 +468,7 @@ source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
 	Datum		values[1] = {CStringGetTextDatum(name)};
 	Oid			out;
 	bool		varlena;
+	SPITupleTable *rows;
 
 	owner_begin(&scope);
 	owner_run(&plans[by_source][dimensions],
@@ -395,17 +476,18 @@ source_feed(FunctionCallInfo fcinfo, TriggerData *trigdata, bool by_source)
 			  by_source ? FEED_SQL("", "", "c.source OPERATOR(pg_catalog.=) $1") :
 			  FEED_SQL("", "", "c.name OPERATOR(pg_catalog.=) $1"),
 			  1, types, values, NULL, SPI_OK_SELECT);
+	/* kept: reading a dimension's keys runs a query of its own */
+	rows = SPI_tuptable;
 	feed->ncounters = (int) SPI_processed;
 	feed->counters = MemoryContextAllocZero(cxt, sizeof(FeedCounter) * Max(1, feed->ncounters));
 	for (int i = 0; i < feed->ncounters; i++)
 	{
-		feed_counter(feed, i, SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
+		feed_counter(feed, i, rows->vals[i], rows->tupdesc);
 		if (dimensions)
-			feed_dimension(&feed->counters[i], rel, SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-						   cxt);
+			feed_dimension(&feed->counters[i], rel, rows->vals[i], rows->tupdesc, cxt, name);
 	}
 	if (feed->ncounters > 0)
-		feed_columns(feed, rel, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
+		feed_columns(feed, rel, rows->vals[0], rows->tupdesc, what);
 	feed->logged = unit_log_installed();
 	owner_end(&scope);
 	if (feed->ncounters > 0)
