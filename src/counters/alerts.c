@@ -41,6 +41,7 @@
 #include "common/owner_spi.h"
 #include "counters/alert_args.h"
 #include "counters/alerts.h"
+#include "counters/counter.h"
 #include "counters/sparse_alerts.h"
 
 /*
@@ -93,31 +94,6 @@ readable_counter(const char *name, Oid caller)
 }
 
 /*
- * A counter over a dimension releases per key, and its alerts would read
- * the counter's own releases, which it has none of: refused (0A000) rather
- * than set to stay silent.  Owner scope.
- */
-static void
-refuse_dimension(int64 id, const char *counter)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(id)};
-	bool		isnull;
-
-	if (!contcount_has_column("counter", "dimension"))
-		return;
-	owner_run(&plan, "SELECT dimension IS NOT NULL FROM contcount.counter "
-			  "WHERE id OPERATOR(pg_catalog.=) $1", 1, types, values, NULL, SPI_OK_SELECT);
-	if (SPI_processed > 0 &&
-		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("counter \"%s\" releases a running count per key: alerts over its keys are not supported",
-						counter)));
-}
-
-/*
  * create_alert(counter, threshold, channel, key): the new alert's id.  A
  * counter without keys takes no key (42704).
  */
@@ -136,7 +112,12 @@ contcount_create_alert(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	values[0] = Int64GetDatum(readable_counter(counter, scope.caller));
-	refuse_dimension(DatumGetInt64(values[0]), counter);
+	/* its alerts would read the counter's own releases, which it has none of */
+	if (counter_has_dimension(DatumGetInt64(values[0])))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counter \"%s\" releases a running count per key: alerts over its keys are not supported",
+						counter)));
 	if (!PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

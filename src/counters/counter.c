@@ -1042,9 +1042,8 @@ contcount_counter_rows(PG_FUNCTION_ARGS)
 	"JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) r.counter_id " \
 	"WHERE r.counter_id OPERATOR(pg_catalog.=) $1 WINDOW w AS (ORDER BY r.t)"
 
-/* Does the counter release a running count per key of a dimension?  Owner scope. */
-static bool
-has_dimension(int64 id)
+bool
+counter_has_dimension(int64 id)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {INT8OID};
@@ -1074,7 +1073,7 @@ readable_counter(const char *name, Oid caller, bool keyed)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for counter \"%s\"", name),
 				 errhint("Its owner grants it with contcount.grant_counter().")));
-	if (has_dimension(row.id) != keyed)
+	if (counter_has_dimension(row.id) != keyed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 keyed ? errmsg("counter \"%s\" has no dimension: it releases one running count", name) :
