@@ -20,6 +20,12 @@
  * current level early, into the heap in that level, where an abort of the
  * level rolls them back with its rows.
  *
+ * For a counter over a dimension an entry is also the row's key (by its
+ * digest, the text kept beside for the log), and the log row holds the
+ * keys as a third array, unit_keys: the step takes those rows through
+ * unit_log_key_rows, which bounds each person across keys by max_groups
+ * (the keys it has, in counter_unit_key) and max_rows, per key.
+ *
  * The bound is kept by the step (unit_log_rows with take): in one
  * transaction it deletes the counter's log rows that its snapshot sees,
  * adds each person's rows up to the room left in the person's row of
