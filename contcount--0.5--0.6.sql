@@ -1348,3 +1348,109 @@ COMMENT ON COLUMN contcount.counter_unit_log.unit_digests IS
     'SHA-256 digests of the units'' text forms, as in counter_unit';
 COMMENT ON COLUMN contcount.counter_unit_log.unit_rows IS
     'rows each unit of unit_digests inserted in the transaction, before the bound';
+-- ---------------------------------------------------------------------
+-- Counters over a source's dimension: create_counter(..., source => s,
+-- dimension => d) releases at every step the running count of every
+-- declared key of d, for one charge.  The trigger logs each row's key with
+-- the person (unit_keys, parallel to unit_digests; NULL for a counter
+-- without a dimension); the step bounds each person across keys (at most
+-- max_groups keys, remembered in counter_unit_key, and max_rows rows in
+-- all, in counter_unit) and pushes each key's count into that key's state,
+-- a row of counter_key_state, all keys in the step's one transaction.
+-- ---------------------------------------------------------------------
+ALTER TABLE contcount.counter ADD COLUMN dimension text;
+COMMENT ON COLUMN contcount.counter.dimension IS
+    'the dimension of the source whose declared keys the counter releases a running count each of, or NULL';
+ALTER TABLE contcount.counter_unit_log ADD COLUMN unit_keys text[];
+COMMENT ON COLUMN contcount.counter_unit_log.unit_keys IS
+    'the key of the dimension each unit of unit_digests inserted its rows in, or NULL for a counter without a dimension';
+
+CREATE TABLE contcount.counter_unit_key (
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    unit_digest bytea NOT NULL,
+    key text NOT NULL,
+    PRIMARY KEY (counter_id, unit_digest, key)
+);
+REVOKE ALL ON contcount.counter_unit_key FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_unit_key', '');
+COMMENT ON TABLE contcount.counter_unit_key IS
+    'internal: the keys each person has counted in, for a counter over a dimension, at most the source''s max_groups; extension owner only';
+
+CREATE TABLE contcount.counter_key_state (
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    key text NOT NULL,
+    state bytea NOT NULL,
+    PRIMARY KEY (counter_id, key)
+);
+REVOKE ALL ON contcount.counter_key_state FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_key_state', '');
+COMMENT ON TABLE contcount.counter_key_state IS
+    'internal: the mechanism state of each key of a counter over a dimension, with its noise; extension owner only';
+
+CREATE TABLE contcount.counter_key_release (
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    key text NOT NULL,
+    t bigint NOT NULL,
+    noisy_count bigint NOT NULL,
+    stddev float8 NOT NULL,
+    bound float8 NOT NULL,
+    released_at timestamptz NOT NULL,
+    PRIMARY KEY (counter_id, key, t)
+);
+REVOKE ALL ON contcount.counter_key_release FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_key_release', '');
+COMMENT ON TABLE contcount.counter_key_release IS
+    'internal: the released running count of each key of a counter over a dimension at each step; read through current_by_key and history_by_key';
+
+DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
+    text, float8, boolean);
+CREATE FUNCTION contcount.create_counter(
+    name text,
+    epsilon float8 DEFAULT NULL,
+    mechanism text DEFAULT 'auto',
+    horizon bigint DEFAULT NULL,
+    step interval DEFAULT '1 minute',
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    source text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false,
+    dimension text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
+                                             text, float8, boolean, text) IS
+    'create a named counter, fed by insert triggers and released every step by the step worker; over a source''s dimension, one running count per declared key for one charge';
+
+CREATE FUNCTION contcount.current_by_key(name text,
+    OUT key text, OUT t bigint, OUT noisy_count bigint, OUT stddev float8, OUT bound float8,
+    OUT released_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_current_by_key'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION contcount.current_by_key(text) IS
+    'the latest release of each key of a counter over a dimension';
+
+CREATE FUNCTION contcount.history_by_key(name text,
+    OUT key text, OUT t bigint, OUT noisy_count bigint, OUT stddev float8, OUT bound float8,
+    OUT released_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'contcount_history_by_key'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION contcount.history_by_key(text) IS
+    'every release of each key of a counter over a dimension, by key and step';
+
+-- contcount.counters shows the dimension of a counter over one (NULL
+-- without), beside what counter_rows() shows.
+DROP VIEW contcount.counters;
+CREATE VIEW contcount.counters AS
+SELECT r.*, c.dimension
+FROM contcount.counter_rows() r
+LEFT JOIN contcount.counter c ON c.name OPERATOR(pg_catalog.=) r.name;
+GRANT SELECT ON contcount.counters TO PUBLIC;
+COMMENT ON VIEW contcount.counters IS
+    'the counters the current role may read, with their mechanism, the ledger that paid, their schedule, how late it is and the dimension they release per key of';

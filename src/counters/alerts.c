@@ -41,6 +41,7 @@
 #include "common/owner_spi.h"
 #include "counters/alert_args.h"
 #include "counters/alerts.h"
+#include "counters/counter.h"
 #include "counters/sparse_alerts.h"
 
 /*
@@ -111,6 +112,12 @@ contcount_create_alert(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	values[0] = Int64GetDatum(readable_counter(counter, scope.caller));
+	/* its alerts would read the counter's own releases, which it has none of */
+	if (counter_has_dimension(DatumGetInt64(values[0])))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counter \"%s\" releases a running count per key: alerts over its keys are not supported",
+						counter)));
 	if (!PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

@@ -558,6 +558,47 @@ set_monotone(int64 id)
 }
 
 /*
+ * The dimension argument of create_counter (argno), checked: a dimension of
+ * the source, which the caller may release from (42704 if the source has
+ * none of that name), and only with a source (22023).  NULL without one.
+ */
+static char *
+dimension_arg(FunctionCallInfo fcinfo, int argno, const char *source)
+{
+	char	   *dimension;
+	SourceBounds bounds;
+
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return NULL;
+	dimension = TextDatumGetCString(PG_GETARG_DATUM(argno));
+	if (source == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a counter has a dimension only over a protected source"),
+				 errhint("Name the source with source => ..., and a dimension it declares.")));
+	(void) source_for_preview(source, dimension, false, &bounds);
+	return dimension;
+}
+
+/*
+ * Record the dimension a new counter releases a running count per key of:
+ * its keys' states are made by its steps (counter_keys.c).
+ */
+static void
+set_dimension(int64 id, const char *dimension)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(id), CStringGetTextDatum(dimension)};
+	OwnerScope	scope;
+
+	owner_begin(&scope);
+	owner_run(&plan, "UPDATE contcount.counter SET dimension = $2 WHERE id OPERATOR(pg_catalog.=) $1",
+			  2, types, values, NULL, SPI_OK_UPDATE);
+	owner_end(&scope);
+}
+
+/*
  * Record the source a counter counts.  With blocks, also the blocks of its
  * first step (into first_run), from the block of the counter's start (now(),
  * as started_at): the counter counts rows timed in them, and pays for them.
@@ -646,6 +687,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		TextDatumGetCString(PG_GETARG_DATUM(10)) : NULL;
 	SourceBounds bounds;
 	StoreBlockRun first_run;
+	char	   *dimension;
 
 	require_counter_database();
 	if (PG_ARGISNULL(4))
@@ -657,6 +699,11 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	spec_objective_from_call(fcinfo, 9, &args);
 	if (source != NULL)
 		bound_by_source(source, step, &args, &bounds);
+	dimension = dimension_arg(fcinfo, 13, source);
+	if (dimension != NULL && PG_NARGS() > 12 && !PG_ARGISNULL(12) && PG_GETARG_BOOL(12))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter over a dimension cannot be monotone")));
 	spec_to_params(&args, &params);
 	check_schedule(step, &params);
 	spec_notice_choice(&args, &params);
@@ -668,6 +715,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		set_monotone(DatumGetInt64(row.values[0]));
 	if (source != NULL)
 		attach_source(DatumGetInt64(row.values[0]), source, &bounds, step, &first_run);
+	if (dimension != NULL)
+		set_dimension(DatumGetInt64(row.values[0]), dimension);
 	charge_creation(&args, &params, source, &bounds, &first_run);
 	counter_shmem_wake_worker(true);
 	PG_RETURN_VOID();
@@ -997,6 +1046,47 @@ contcount_counter_rows(PG_FUNCTION_ARGS)
 	"JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) r.counter_id " \
 	"WHERE r.counter_id OPERATOR(pg_catalog.=) $1 WINDOW w AS (ORDER BY r.t)"
 
+bool
+counter_has_dimension(int64 id)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	bool		isnull;
+
+	if (!contcount_has_column("counter", "dimension"))
+		return false;
+	owner_run(&plan, "SELECT dimension IS NOT NULL FROM contcount.counter "
+			  "WHERE id OPERATOR(pg_catalog.=) $1", 1, types, values, NULL, SPI_OK_SELECT);
+	return SPI_processed > 0 &&
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * The counter named, which the caller may read (42501 otherwise), with or
+ * without (keyed) a dimension (22023 otherwise, naming the functions that
+ * read it).  Owner scope.
+ */
+static CounterRow
+readable_counter(const char *name, Oid caller, bool keyed)
+{
+	CounterRow	row = require_counter(name);
+
+	if (!may_read(row.id, caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for counter \"%s\"", name),
+				 errhint("Its owner grants it with contcount.grant_counter().")));
+	if (counter_has_dimension(row.id) != keyed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 keyed ? errmsg("counter \"%s\" has no dimension: it releases one running count", name) :
+				 errmsg("counter \"%s\" releases a running count per key of a dimension", name),
+				 keyed ? errhint("Read it with contcount.current() or contcount.history().") :
+				 errhint("Read it with contcount.current_by_key() or contcount.history_by_key().")));
+	return row;
+}
+
 /* history(name): every release; current(name): the latest. */
 static void
 releases(FunctionCallInfo fcinfo, bool latest_only)
@@ -1014,12 +1104,7 @@ releases(FunctionCallInfo fcinfo, bool latest_only)
 	require_counter_database();
 	InitMaterializedSRF(fcinfo, 0);
 	owner_begin(&scope);
-	row = require_counter(name);
-	if (!may_read(row.id, scope.caller))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for counter \"%s\"", name),
-				 errhint("Its owner grants it with contcount.grant_counter().")));
+	row = readable_counter(name, scope.caller, false);
 	values[0] = Int64GetDatum(row.id);
 	if (contcount_has_column("counter", "monotone"))
 		owner_run(latest_only ? &monotone_latest_plan : &monotone_all_plan,
@@ -1053,6 +1138,55 @@ Datum
 contcount_history(PG_FUNCTION_ARGS)
 {
 	releases(fcinfo, false);
+	return (Datum) 0;
+}
+
+/*
+ * history_by_key(name): every release of every key, by key and step;
+ * current_by_key(name): each key's release at the counter's latest step
+ * (a key no longer declared is released no more, and not shown).
+ */
+static void
+key_releases(FunctionCallInfo fcinfo, bool latest_only)
+{
+	static SPIPlanPtr plans[2];
+	char	   *name = name_arg(fcinfo, 0);
+	OwnerScope	scope;
+	CounterRow	row;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
+
+	require_counter_database();
+	InitMaterializedSRF(fcinfo, 0);
+	owner_begin(&scope);
+	row = readable_counter(name, scope.caller, true);
+	values[0] = Int64GetDatum(row.id);
+	owner_run(&plans[latest_only],
+			  latest_only ?
+			  "SELECT key, t, noisy_count, stddev, bound, released_at FROM contcount.counter_key_release "
+			  "WHERE counter_id OPERATOR(pg_catalog.=) $1 AND t OPERATOR(pg_catalog.=) "
+			  "(SELECT pg_catalog.max(t) FROM contcount.counter_key_release "
+			  "WHERE counter_id OPERATOR(pg_catalog.=) $1) ORDER BY key" :
+			  "SELECT key, t, noisy_count, stddev, bound, released_at FROM contcount.counter_key_release "
+			  "WHERE counter_id OPERATOR(pg_catalog.=) $1 ORDER BY key, t",
+			  1, types, values, NULL, SPI_OK_SELECT);
+	return_spi_rows(fcinfo);
+	owner_end(&scope);
+}
+
+PG_FUNCTION_INFO_V1(contcount_current_by_key);
+Datum
+contcount_current_by_key(PG_FUNCTION_ARGS)
+{
+	key_releases(fcinfo, true);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(contcount_history_by_key);
+Datum
+contcount_history_by_key(PG_FUNCTION_ARGS)
+{
+	key_releases(fcinfo, false);
 	return (Datum) 0;
 }
 

@@ -38,6 +38,12 @@ typedef struct CounterPlace
  */
 extern bool counter_place_here(CounterPlace *place);
 
+/*
+ * Does counter id release a running count per key of a source's dimension
+ * (its own releases then hold nothing)?  Owner scope, SPI connected.
+ */
+extern bool counter_has_dimension(int64 id);
+
 /* The background worker that closes steps; from _PG_init. */
 extern void counter_worker_register(void);
 

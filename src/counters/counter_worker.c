@@ -73,6 +73,7 @@
 #include "common/settings.h"
 #include "counters/alerts.h"
 #include "counters/counter.h"
+#include "counters/counter_keys.h"
 #include "counters/counter_shmem.h"
 #include "ledger/ledger.h"
 #include "sources/feed_cache.h"
@@ -585,6 +586,7 @@ typedef struct Step
 	bool		has_blocks;
 	CounterBlocks paid;
 	cc_release	release;
+	bool		keyed;			/* over a dimension: the keys release, not it */
 	char	   *refusal;		/* a block refused: this is its last step */
 	/* the refusal, kept beyond the step's transaction for the log */
 	char		refused[256];
@@ -856,13 +858,16 @@ pay_next_blocks(Step *step)
 	}
 }
 
-/* Store the step's release and the state that produced it. */
+/*
+ * Store the step's release and the state that produced it; over a
+ * dimension only the state, the clock of the keys' releases.
+ */
 static void
 store_step(const Step *step)
 {
 	static char blob[VARHDRSZ + CC_STATE_MAX_BYTES];
-	Oid			types[6] = {INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BYTEAOID};
-	Datum		args[6];
+	Oid			types[7] = {INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID, BYTEAOID, BOOLOID};
+	Datum		args[7];
 
 	args[0] = Int64GetDatum(step->id);
 	args[1] = Int64GetDatum(step->release.t);
@@ -872,12 +877,13 @@ store_step(const Step *step)
 	memcpy(blob + VARHDRSZ, step->state, cc_state_bytes(step->state));
 	SET_VARSIZE(blob, VARHDRSZ + cc_state_bytes(step->state));
 	args[5] = PointerGetDatum(blob);
+	args[6] = BoolGetDatum(step->keyed);
 	if (SPI_execute_with_args("WITH r AS (INSERT INTO contcount.counter_release "
 							  "(counter_id, t, noisy_count, stddev, bound, released_at) "
-							  "VALUES ($1, $2, $3, $4, $5, pg_catalog.now())) "
+							  "SELECT $1, $2, $3, $4, $5, pg_catalog.now() WHERE NOT $7) "
 							  "UPDATE contcount.counter SET steps = $2, state = $6 "
 							  "WHERE id OPERATOR(pg_catalog.=) $1",
-							  6, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+							  7, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not store the step of counter \"%s\"", step->name);
 }
 
@@ -930,11 +936,13 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	if (status != CC_OK)
 		elog(ERROR, "counter \"%s\" cannot take its step (status %d)", step.name, (int) status);
 	cc_read(step.state, &step.release);
+	step.keyed = counter_keys_step(step.id, step.name, step.state, step.release.t);
 	if (step.copied)
 		pay_copy(&step);
 	pay_next_blocks(&step);
 	store_step(&step);
-	alerts_fire(step.id, NULL, step.release.t, items);
+	if (!step.keyed)
+		alerts_fire(step.id, NULL, step.release.t, items);
 	end_work();
 	if (step.refusal != NULL)
 		ereport(LOG,

@@ -391,6 +391,8 @@ contcount_source_dimension(PG_FUNCTION_ARGS)
 			  "ON CONFLICT (source, name) DO UPDATE SET attnum = EXCLUDED.attnum, keys = EXCLUDED.keys",
 			  4, types, values, NULL, SPI_OK_INSERT);
 	owner_end(&scope);
+	/* the triggers' kept lookups name the declaration's version */
+	feed_cache_changed();
 	PG_RETURN_VOID();
 }
 

@@ -20,6 +20,12 @@
  * current level early, into the heap in that level, where an abort of the
  * level rolls them back with its rows.
  *
+ * For a counter over a dimension an entry is also the row's key (by its
+ * digest, the text kept beside for the log), and the log row holds the
+ * keys as a third array, unit_keys: the step takes those rows through
+ * unit_log_key_rows, which bounds each person across keys by max_groups
+ * (the keys it has, in counter_unit_key) and max_rows, per key.
+ *
  * The bound is kept by the step (unit_log_rows with take): in one
  * transaction it deletes the counter's log rows that its snapshot sees,
  * adds each person's rows up to the room left in the person's row of
@@ -48,6 +54,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "common/owner_spi.h"
@@ -66,15 +73,30 @@ typedef struct LogKey
 	int64		counter;
 	int32		level;			/* transaction nesting level of the rows */
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	/* the digest of the rows' key (a counter over a dimension), or zeros */
+	uint8		key[PG_SHA256_DIGEST_LENGTH];
 } LogKey;
 
 typedef struct LogEntry
 {
 	LogKey		key;
+	bool		keyed;			/* key names a key of the counter's dimension */
 	int64		rows;
 } LogEntry;
 
 static HTAB *entries = NULL;
+
+/*
+ * The text of each key the transaction's entries name, by its digest: an
+ * entry keeps the digest only, so that entries stay fixed in size.
+ */
+typedef struct KeyText
+{
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *text;			/* in TopMemoryContext */
+} KeyText;
+
+static HTAB *key_texts = NULL;
 
 /*
  * SHA-256 through OpenSSL's EVP interface, the algorithm fetched once a
@@ -110,8 +132,38 @@ entry_of(const LogKey *key)
 	}
 	entry = hash_search(entries, key, HASH_ENTER, &found);
 	if (!found)
+	{
 		entry->rows = 0;
+		entry->keyed = false;
+	}
 	return entry;
+}
+
+/* Forget the keys' texts: the entries that name them are gone. */
+static void
+forget_key_texts(void)
+{
+	HASH_SEQ_STATUS seq;
+	KeyText    *entry;
+
+	if (key_texts == NULL)
+		return;
+	hash_seq_init(&seq, key_texts);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		pfree(entry->text);
+	hash_destroy(key_texts);
+	key_texts = NULL;
+}
+
+/* The text of the key whose digest this is, as unit_log_add_key kept it. */
+static const char *
+key_text(const uint8 digest[PG_SHA256_DIGEST_LENGTH])
+{
+	KeyText    *entry = key_texts ? hash_search(key_texts, digest, HASH_FIND, NULL) : NULL;
+
+	if (entry == NULL)
+		elog(ERROR, "the unit log lost the text of a key");
+	return entry->text;
 }
 
 /*
@@ -125,6 +177,7 @@ clear_entries(void)
 	HASH_SEQ_STATUS seq;
 	LogEntry   *entry;
 
+	forget_key_texts();
 	if (entries == NULL || hash_get_num_entries(entries) == 0)
 		return;
 	if (hash_get_num_entries(entries) > UNIT_LOG_KEPT)
@@ -158,8 +211,9 @@ write_counter(Relation rel, const LogEntry *run, int n)
 {
 	Datum	   *digests = palloc(n * sizeof(Datum));
 	Datum	   *rows = palloc(n * sizeof(Datum));
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum	   *keys = palloc(n * sizeof(Datum));
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, !run[0].keyed};
 
 	for (int i = 0; i < n; i++)
 	{
@@ -169,10 +223,14 @@ write_counter(Relation rel, const LogEntry *run, int n)
 		memcpy(VARDATA(digest), run[i].key.digest, PG_SHA256_DIGEST_LENGTH);
 		digests[i] = PointerGetDatum(digest);
 		rows[i] = Int64GetDatum(run[i].rows);
+		if (run[0].keyed)
+			keys[i] = CStringGetTextDatum(key_text(run[i].key.key));
 	}
 	values[0] = Int64GetDatum(run[0].key.counter);
 	values[1] = PointerGetDatum(construct_array(digests, n, BYTEAOID, -1, false, TYPALIGN_INT));
 	values[2] = PointerGetDatum(construct_array(rows, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	if (run[0].keyed)
+		values[3] = PointerGetDatum(construct_array(keys, n, TEXTOID, -1, false, TYPALIGN_INT));
 	simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel), values, nulls));
 }
 
@@ -247,16 +305,42 @@ unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH])
 		elog(ERROR, "could not compute a SHA-256 digest");
 }
 
+/* Keep the text of a key for the log, by its digest (into digest). */
+static void
+keep_key_text(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH])
+{
+	KeyText    *entry;
+	bool		found;
+
+	if (key_texts == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = PG_SHA256_DIGEST_LENGTH;
+		ctl.entrysize = sizeof(KeyText);
+		key_texts = hash_create("contcount unit log keys", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	unit_log_digest(text, digest);
+	entry = hash_search(key_texts, digest, HASH_ENTER, &found);
+	if (!found)
+		entry->text = MemoryContextStrdup(TopMemoryContext, text);
+}
+
 void
-unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH])
+unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH], const char *key_name)
 {
 	LogKey		key;
+	LogEntry   *entry;
 
 	memset(&key, 0, sizeof(key));
 	key.counter = counter;
 	key.level = GetCurrentTransactionNestLevel();
 	memcpy(key.digest, digest, PG_SHA256_DIGEST_LENGTH);
-	entry_of(&key)->rows++;
+	if (key_name != NULL)
+		keep_key_text(key_name, key.key);
+	entry = entry_of(&key);
+	entry->keyed = key_name != NULL;
+	entry->rows++;
 	/* many persons in one transaction: memory stays bounded */
 	if (hash_get_num_entries(entries) >= UNIT_LOG_SPILL)
 		write_entries(key.level);
@@ -291,8 +375,12 @@ end_level(int level, bool commit)
 	}
 	for (int i = 0; i < nmoved; i++)
 	{
+		LogEntry   *parent;
+
 		moved[i].key.level = level - 1;
-		entry_of(&moved[i].key)->rows += moved[i].rows;
+		parent = entry_of(&moved[i].key);
+		parent->keyed = moved[i].keyed;
+		parent->rows += moved[i].rows;
 	}
 }
 
@@ -355,7 +443,8 @@ unit_log_install(void)
 /* Consume the log into the persons' rows, and count what the bound lets through. */
 #define TAKE_SQL \
 	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
-	"WHERE counter_id OPERATOR(pg_catalog.=) $1 RETURNING unit_digests, unit_rows), " \
+	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NULL " \
+	"RETURNING unit_digests, unit_rows), " \
 	ROOM_SQL("taken") \
 	", kept AS (INSERT INTO contcount.counter_unit AS u (counter_id, unit_digest, rows) " \
 	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) added)::pg_catalog.int4 FROM room " \
@@ -366,7 +455,7 @@ unit_log_install(void)
 /* What a step would count now, nothing consumed. */
 #define PEEK_SQL \
 	"WITH logged AS (SELECT unit_digests, unit_rows FROM contcount.counter_unit_log " \
-	"WHERE counter_id OPERATOR(pg_catalog.=) $1), " \
+	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NULL), " \
 	ROOM_SQL("logged") \
 	"SELECT coalesce(pg_catalog.sum(added), 0)::pg_catalog.int8 FROM room"
 
@@ -383,6 +472,60 @@ unit_log_rows(int64 counter, bool take)
 		SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the persons' rows of counter " INT64_FORMAT, counter);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * Each person's logged rows by key (a counter over a dimension), bounded
+ * across keys ($1: the counter): the keys the person already counted in
+ * (counter_unit_key) stay theirs, new keys are taken in key order up to
+ * max_groups in all (the step is the person's time: keys of earlier steps
+ * come first, ties in a step by key, as the bounding rule breaks ties),
+ * and the rows of the kept keys, in key order, up to the room max_rows
+ * leaves in counter_unit.  What a person keeps depends on their own rows
+ * only: at most max_rows rows in at most max_groups keys, in all steps.
+ */
+#define KEY_TAKE_SQL \
+	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
+	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NOT NULL " \
+	"RETURNING unit_digests, unit_rows, unit_keys), " \
+	"per AS (SELECT u.unit_digest, u.key, pg_catalog.sum(u.rows) AS rows FROM taken l, " \
+	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows), " \
+	"pg_catalog.unnest(l.unit_keys)) AS u(unit_digest, rows, key) GROUP BY u.unit_digest, u.key), " \
+	"bound AS (SELECT s.max_rows, s.max_groups FROM contcount.counter c JOIN contcount.source s " \
+	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), " \
+	"marked AS (SELECT p.unit_digest, p.key, p.rows, k.key IS NOT NULL AS had_key, " \
+	"coalesce(u.rows, 0) AS had, (SELECT pg_catalog.count(*) FROM contcount.counter_unit_key h " \
+	"WHERE h.counter_id OPERATOR(pg_catalog.=) $1 " \
+	"AND h.unit_digest OPERATOR(pg_catalog.=) p.unit_digest) AS had_keys FROM per p " \
+	"LEFT JOIN contcount.counter_unit_key k ON k.counter_id OPERATOR(pg_catalog.=) $1 " \
+	"AND k.unit_digest OPERATOR(pg_catalog.=) p.unit_digest AND k.key OPERATOR(pg_catalog.=) p.key " \
+	"LEFT JOIN contcount.counter_unit u ON u.counter_id OPERATOR(pg_catalog.=) $1 " \
+	"AND u.unit_digest OPERATOR(pg_catalog.=) p.unit_digest), " \
+	"ranked AS (SELECT m.*, m.had_key OR m.had_keys OPERATOR(pg_catalog.+) pg_catalog.row_number() " \
+	"OVER (PARTITION BY m.unit_digest, m.had_key ORDER BY m.key COLLATE \"C\") " \
+	"OPERATOR(pg_catalog.<=) (SELECT max_groups FROM bound) AS kept FROM marked m), " \
+	"room AS (SELECT r.unit_digest, r.key, r.had_key, r.had, " \
+	"LEAST(r.rows, GREATEST((SELECT max_rows FROM bound) OPERATOR(pg_catalog.-) r.had " \
+	"OPERATOR(pg_catalog.-) (pg_catalog.sum(r.rows) OVER (PARTITION BY r.unit_digest " \
+	"ORDER BY r.key COLLATE \"C\" ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) r.rows), 0)) " \
+	"::pg_catalog.int8 AS added FROM ranked r WHERE r.kept), " \
+	"kept_units AS (INSERT INTO contcount.counter_unit AS u (counter_id, unit_digest, rows) " \
+	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) pg_catalog.sum(added))::pg_catalog.int4 " \
+	"FROM room GROUP BY unit_digest, had HAVING pg_catalog.sum(added) OPERATOR(pg_catalog.>) 0 " \
+	"ON CONFLICT (counter_id, unit_digest) DO UPDATE SET rows = excluded.rows), " \
+	"kept_keys AS (INSERT INTO contcount.counter_unit_key (counter_id, unit_digest, key) " \
+	"SELECT $1, unit_digest, key FROM room " \
+	"WHERE added OPERATOR(pg_catalog.>) 0 AND NOT had_key) " \
+	"SELECT key, pg_catalog.sum(added)::pg_catalog.int8 FROM room GROUP BY key"
+
+void
+unit_log_key_rows(int64 counter)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(counter)};
+
+	if (SPI_execute_with_args(KEY_TAKE_SQL, 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the persons' rows by key of counter " INT64_FORMAT, counter);
 }
 
 void

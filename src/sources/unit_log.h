@@ -14,8 +14,12 @@ extern bool unit_log_installed(void);
 /* The SHA-256 digest of a unit's text form, for the rows of this transaction. */
 extern void unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH]);
 
-/* One row of the unit whose digest this is, for counter, in this (sub)transaction. */
-extern void unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH]);
+/*
+ * One row of the unit whose digest this is, for counter, in this
+ * (sub)transaction; in key of the counter's dimension, or NULL without one.
+ */
+extern void unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH],
+						 const char *key);
 
 /*
  * The counter's logged rows, each unit's bounded by the room max_rows leaves
@@ -23,6 +27,14 @@ extern void unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENG
  * connected, as the extension's owner.
  */
 extern int64 unit_log_rows(int64 counter, bool take);
+
+/*
+ * Take a counter over a dimension's logged rows, each person bounded across
+ * keys by max_groups and max_rows (their counted keys kept in
+ * contcount.counter_unit_key): SPI's result is a row (key, rows) for each
+ * key with rows.  SPI connected, as the extension's owner.
+ */
+extern void unit_log_key_rows(int64 counter);
 
 /*
  * Delete what the persons logged for counter (dropped or finished): no

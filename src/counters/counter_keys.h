@@ -1,0 +1,20 @@
+/*
+ * counter_keys.h
+ *		The steps of counters over a source's dimension: a running count of
+ *		every declared key, for one charge.
+ */
+#ifndef CONTCOUNT_COUNTER_KEYS_H
+#define CONTCOUNT_COUNTER_KEYS_H
+
+#include "core/mechanism.h"
+
+/*
+ * Step t of counter id (name, its own state clock, already pushed) over its
+ * dimension: take its persons' logged rows, bounded across keys, and push
+ * each declared key's rows (0 without) into that key's state, storing the
+ * states and releases.  False (nothing done) if the counter has no
+ * dimension.  In the step's transaction, SPI connected, as the owner.
+ */
+extern bool counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t);
+
+#endif							/* CONTCOUNT_COUNTER_KEYS_H */
