@@ -40,13 +40,18 @@ SELECT contcount.create_counter('signups', epsilon => 1, horizon => 60, step => 
 \echo '   values costs nothing.  The step worker NOTIFYs its channel in the step''s transaction, and'
 \echo '   any client that LISTENs there hears it (so it is a channel for what the team may publish):'
 SELECT contcount.create_alert('signups', 1000, channel => 'signups_dashboard') AS alert_id;
+\echo '   And a live dashboard per country: a counter over the source''s country dimension releases,'
+\echo '   at every step, the running count of every declared country, for one charge of epsilon = 1'
+\echo '   (each account counts in at most 1 country, so the countries cannot add up):'
+SELECT contcount.create_counter('signups_by_country', epsilon => 1, horizon => 60, step => '1 day',
+                                source => 'signups', dimension => 'country');
 
 \c - postgres
 \echo
 \echo '== The application (here the DBA''s session) records 60 days of sign-ups (real inserts, busier on weekdays, three'
-\echo '   countries); at the end of each day a step closes (tick() here stands in for the clock).'
-\echo '   A dashboard listens on the alert''s channel (this session: psql shows what it heard once'
-\echo '   the 60 days are in):'
+\echo '   countries); at the end of each day a step of both counters closes (tick() here stands in'
+\echo '   for the clock).  A dashboard listens on the alert''s channel (this session: psql shows what'
+\echo '   it heard once the 60 days are in):'
 LISTEN signups_dashboard;
 DO $$
 BEGIN
@@ -59,6 +64,7 @@ BEGIN
                                 + CASE WHEN extract(isodow FROM date '2026-09-01' + d) < 6 THEN 15 ELSE 0 END) k;
         COMMIT;
         PERFORM contcount.tick('signups');
+        PERFORM contcount.tick('signups_by_country');
     END LOOP;
 END $$;
 SELECT count(*) AS signups, min(at)::date AS first_day, max(at)::date AS last_day FROM signups;
@@ -73,9 +79,26 @@ SELECT t AS day, noisy_count, round(stddev::numeric, 1) AS stddev, round(bound::
 FROM contcount.history('signups') WHERE t IN (1, 2, 3, 7, 14, 30, 45, 60) ORDER BY t;
 
 \echo
-\echo '== Daily running counts per declared country, one release (epsilon = 1 for every country'
-\echo '   and day, charged once: contcount bounded each account, so the countries cannot add up).'
-\echo '   The last four days; "de" has no sign-ups and still gets its rows:'
+\echo '== The live dashboard: each country''s running count at the counter''s latest step'
+\echo '   (current_by_key; a client polls it after every step).  "de" has no sign-ups and still'
+\echo '   gets its row, with fresh noise, so an empty key looks like any other:'
+SELECT key AS country, t AS day, noisy_count, round(stddev::numeric, 1) AS stddev,
+       round(bound::numeric, 1) AS bound_95
+FROM contcount.current_by_key('signups_by_country') ORDER BY key;
+\echo '   and how it grew, step by step (history_by_key):'
+SELECT t AS day,
+       max(noisy_count) FILTER (WHERE key = 'de') AS de,
+       max(noisy_count) FILTER (WHERE key = 'fr') AS fr,
+       max(noisy_count) FILTER (WHERE key = 'nz') AS nz,
+       max(noisy_count) FILTER (WHERE key = 'usa') AS usa
+FROM contcount.history_by_key('signups_by_country') WHERE t IN (1, 7, 14, 30, 45, 60)
+GROUP BY t ORDER BY t;
+
+\echo
+\echo '== The same per country as one batch release over the table (epsilon = 1 for every country'
+\echo '   and day, charged once: contcount bounded each account, so the countries cannot add up),'
+\echo '   a fresh charge each time it is asked, where the live counter above paid once.  The last'
+\echo '   four days:'
 SELECT key AS country, step_start::date AS day, noisy_count, round(stddev::numeric, 1) AS stddev
 FROM contcount.source_running_counts('signups', 1, '1 day', '2026-09-01', 60, dimension => 'country')
 WHERE t > 56 ORDER BY country, day;
