@@ -43,7 +43,7 @@ SELECT s, test.error_of(s) FROM (VALUES
     ($$SELECT * FROM contcount.current_by_key(NULL)$$),
     ($$SELECT * FROM contcount.history_by_key('')$$),
     ($$SELECT contcount.create_alert('kd_exact', 5, 'kd_channel')$$),
-    ($$SELECT contcount.create_alert('kd_exact', 5, 'kd_channel', 'de')$$)
+    ($$SELECT contcount.create_alert('kd_exact', 5, 'kd_channel', 'xx')$$)
 ) AS cases(s);
 
 \c - regress_kd_app

@@ -9,7 +9,10 @@
  * one, an alert whose creator may no longer read them stays silent, and the
  * value it sends is the released value as current() shows it (a monotone
  * counter's running maximum), read back from the release the step just
- * stored.  Whether it fires depends on released values only.
+ * stored.  Whether it fires depends on released values only.  On a counter
+ * over a dimension an alert watches one declared key, whose releases
+ * (counter_key_release, written by counter_keys.c in the same step) it
+ * reads instead, and its payload names that key.
  *
  * An alert fires at a step whose released value is at or above its
  * threshold, if it never fired before or if the release of the step before
@@ -94,8 +97,57 @@ readable_counter(const char *name, Oid caller)
 }
 
 /*
+ * The key an alert on the counter (id, named counter) watches: for a counter
+ * over a dimension, one its dimension declares (0A000 without one, 42704 if
+ * it declares no such key); for one without, none (42704 for any).  Owner
+ * scope.
+ */
+static text *
+alert_key(FunctionCallInfo fcinfo, int argno, const char *counter, int64 id)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(id), (Datum) 0};
+	char		nulls[2] = {' ', PG_ARGISNULL(argno) ? 'n' : ' '};
+	bool		isnull;
+	bool		declared;
+
+	if (!PG_ARGISNULL(argno))
+		values[1] = PG_GETARG_DATUM(argno);
+	if (!counter_has_dimension(id))
+	{
+		if (PG_ARGISNULL(argno))
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" has no key \"%s\"", counter, TextDatumGetCString(values[1])),
+				 errdetail("Counter \"%s\" releases one running count, without keys.", counter)));
+	}
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counter \"%s\" releases a running count per key: an alert watches one key",
+						counter),
+				 errhint("Name one of its dimension's keys: create_alert(counter, threshold, channel, key).")));
+	owner_run(&plan,
+			  "SELECT $2 OPERATOR(pg_catalog.=) ANY (d.keys) FROM contcount.counter c "
+			  "JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) c.source "
+			  "AND d.name OPERATOR(pg_catalog.=) c.dimension WHERE c.id OPERATOR(pg_catalog.=) $1",
+			  2, types, values, nulls, SPI_OK_SELECT);
+	declared = SPI_processed > 0 &&
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
+		!isnull;
+	if (!declared)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" has no key \"%s\"", counter, TextDatumGetCString(values[1])),
+				 errdetail("An alert watches a key its counter's dimension declares.")));
+	return DatumGetTextPP(values[1]);
+}
+
+/*
  * create_alert(counter, threshold, channel, key): the new alert's id.  A
- * counter without keys takes no key (42704).
+ * counter over a dimension takes one of its keys, one without takes none.
  */
 PG_FUNCTION_INFO_V1(contcount_create_alert);
 Datum
@@ -106,32 +158,26 @@ contcount_create_alert(PG_FUNCTION_ARGS)
 	Datum		threshold = threshold_arg(fcinfo, 1);
 	char	   *channel = alert_channel_arg(fcinfo, 2);
 	OwnerScope	scope;
-	Oid			types[4] = {INT8OID, NUMERICOID, TEXTOID, OIDOID};
-	Datum		values[4];
+	Oid			types[5] = {INT8OID, NUMERICOID, TEXTOID, OIDOID, TEXTOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 	bool		isnull;
+	text	   *key;
 
 	owner_begin(&scope);
 	values[0] = Int64GetDatum(readable_counter(counter, scope.caller));
-	/* its alerts would read the counter's own releases, which it has none of */
-	if (counter_has_dimension(DatumGetInt64(values[0])))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("counter \"%s\" releases a running count per key: alerts over its keys are not supported",
-						counter)));
-	if (!PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("counter \"%s\" has no key \"%s\"", counter,
-						text_to_cstring(PG_GETARG_TEXT_PP(3))),
-				 errdetail("Counter \"%s\" releases one running count, without keys.", counter)));
+	key = alert_key(fcinfo, 3, counter, DatumGetInt64(values[0]));
+	values[4] = PointerGetDatum(key);
+	if (key == NULL)
+		nulls[4] = 'n';
 	alert_require_room(scope.caller);
 	values[1] = threshold;
 	values[2] = CStringGetTextDatum(channel);
 	values[3] = ObjectIdGetDatum(scope.caller);
 	owner_run(&plan,
-			  "INSERT INTO contcount.counter_alert (counter_id, threshold, channel, owner) "
-			  "VALUES ($1, $2, $3, $4) RETURNING id",
-			  4, types, values, NULL, SPI_OK_INSERT_RETURNING);
+			  "INSERT INTO contcount.counter_alert (counter_id, threshold, channel, owner, key) "
+			  "VALUES ($1, $2, $3, $4, $5) RETURNING id",
+			  5, types, values, nulls, SPI_OK_INSERT_RETURNING);
 	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	owner_end(&scope);
 	PG_RETURN_DATUM(values[0]);
@@ -216,12 +262,26 @@ contcount_alert_rows(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* The creator of alert a still exists and may read counter $1. */
+#define ALERT_OWNER_MAY_READ \
+	"CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_roles o " \
+	"WHERE o.oid OPERATOR(pg_catalog.=) a.owner) " \
+	"THEN contcount.counter_granted($1, a.owner) ELSE false END"
+
+/* Record the crossings f of step $2 with their alerts, and NOTIFY each. */
+#define ALERT_RECORD_AND_NOTIFY \
+	"u AS (UPDATE contcount.counter_alert a SET fired_step = $2, fired_value = f.value " \
+	"FROM f WHERE a.id OPERATOR(pg_catalog.=) f.id) " \
+	"SELECT pg_catalog.pg_notify(f.channel, pg_catalog.json_build_object('alert', f.id, " \
+	"'counter', f.name, 'key', f.key, 'step', $2, 'value', f.value, " \
+	"'threshold', f.threshold)::pg_catalog.text) FROM f ORDER BY f.id"
+
 /*
  * The released values of step and of the step before, as current() shows
  * them (a monotone counter's the running maximum, clamped at 0: the rule of
- * counter.c's releases), the alerts they fire, each recorded, and their
- * NOTIFY.  An alert whose creator is gone or may no longer read the counter
- * stays silent.  $3 is the key, NULL for a counter without keys.
+ * counter.c's releases), the alerts without a key they fire, each recorded,
+ * and their NOTIFY.  An alert whose creator is gone or may no longer read
+ * the counter stays silent.
  */
 #define FIRE_ALERTS \
 	"WITH v AS (SELECT r.t, CASE WHEN c.monotone " \
@@ -231,24 +291,36 @@ contcount_alert_rows(PG_FUNCTION_ARGS)
 	"WHERE r.counter_id OPERATOR(pg_catalog.=) $1 AND r.t OPERATOR(pg_catalog.<=) $2 " \
 	"AND (c.monotone OR r.t OPERATOR(pg_catalog.>=) ($2 OPERATOR(pg_catalog.-) 1)) " \
 	"WINDOW w AS (ORDER BY r.t)), " \
-	"f AS (SELECT a.id, a.channel, a.threshold, c.name, v.value " \
+	"f AS (SELECT a.id, a.channel, a.threshold, c.name, a.key, v.value " \
 	"FROM contcount.counter_alert a " \
 	"JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) a.counter_id " \
 	"JOIN v ON v.t OPERATOR(pg_catalog.=) $2 " \
-	"WHERE a.counter_id OPERATOR(pg_catalog.=) $1 " \
-	"AND (a.key OPERATOR(pg_catalog.=) $3 OR (a.key IS NULL AND $3 IS NULL)) " \
+	"WHERE a.counter_id OPERATOR(pg_catalog.=) $1 AND a.key IS NULL " \
 	"AND v.value::pg_catalog.numeric OPERATOR(pg_catalog.>=) a.threshold " \
 	"AND (a.fired_step IS NULL OR NOT EXISTS (SELECT 1 FROM v p " \
 	"WHERE p.t OPERATOR(pg_catalog.=) ($2 OPERATOR(pg_catalog.-) 1) " \
 	"AND p.value::pg_catalog.numeric OPERATOR(pg_catalog.>=) a.threshold)) " \
-	"AND CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_roles o " \
-	"WHERE o.oid OPERATOR(pg_catalog.=) a.owner) " \
-	"THEN contcount.counter_granted($1, a.owner) ELSE false END), " \
-	"u AS (UPDATE contcount.counter_alert a SET fired_step = $2, fired_value = f.value " \
-	"FROM f WHERE a.id OPERATOR(pg_catalog.=) f.id) " \
-	"SELECT pg_catalog.pg_notify(f.channel, pg_catalog.json_build_object('alert', f.id, " \
-	"'counter', f.name, 'key', $3, 'step', $2, 'value', f.value, " \
-	"'threshold', f.threshold)::pg_catalog.text) FROM f ORDER BY f.id"
+	"AND " ALERT_OWNER_MAY_READ "), " ALERT_RECORD_AND_NOTIFY
+
+/*
+ * The same for the alerts on keys of a counter over a dimension: each
+ * watches its key's releases (counter_key_release, never monotone), and a
+ * key without a release at the step before (declared since) counts as
+ * below there.
+ */
+#define FIRE_KEY_ALERTS \
+	"WITH f AS (SELECT a.id, a.channel, a.threshold, c.name, a.key, r.noisy_count AS value " \
+	"FROM contcount.counter_alert a " \
+	"JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) a.counter_id " \
+	"JOIN contcount.counter_key_release r ON r.counter_id OPERATOR(pg_catalog.=) $1 " \
+	"AND r.key OPERATOR(pg_catalog.=) a.key AND r.t OPERATOR(pg_catalog.=) $2 " \
+	"WHERE a.counter_id OPERATOR(pg_catalog.=) $1 " \
+	"AND r.noisy_count::pg_catalog.numeric OPERATOR(pg_catalog.>=) a.threshold " \
+	"AND (a.fired_step IS NULL OR NOT EXISTS (SELECT 1 FROM contcount.counter_key_release p " \
+	"WHERE p.counter_id OPERATOR(pg_catalog.=) $1 AND p.key OPERATOR(pg_catalog.=) a.key " \
+	"AND p.t OPERATOR(pg_catalog.=) ($2 OPERATOR(pg_catalog.-) 1) " \
+	"AND p.noisy_count::pg_catalog.numeric OPERATOR(pg_catalog.>=) a.threshold)) " \
+	"AND " ALERT_OWNER_MAY_READ "), " ALERT_RECORD_AND_NOTIFY
 
 /*
  * Has the counter any alert?  Most have none, and a database not yet
@@ -270,22 +342,18 @@ has_alerts(int64 counter)
 	return SPI_processed > 0;
 }
 
-/* Send the notifications of the counter's alerts that step fires. */
+/*
+ * Send the notifications of the counter's alerts that step fires: those on
+ * its keys if it is keyed, else those on its own releases.
+ */
 static void
-notify_crossings(int64 counter, const char *key, int64 step)
+notify_crossings(int64 counter, bool keyed, int64 step)
 {
-	Oid			types[3] = {INT8OID, INT8OID, TEXTOID};
-	Datum		args[3];
-	char		nulls[3] = {' ', ' ', 'n'};
+	Oid			types[2] = {INT8OID, INT8OID};
+	Datum		args[2] = {Int64GetDatum(counter), Int64GetDatum(step)};
 
-	args[0] = Int64GetDatum(counter);
-	args[1] = Int64GetDatum(step);
-	if (key != NULL)
-	{
-		args[2] = CStringGetTextDatum(key);
-		nulls[2] = ' ';
-	}
-	if (SPI_execute_with_args(FIRE_ALERTS, 3, types, args, nulls, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(keyed ? FIRE_KEY_ALERTS : FIRE_ALERTS, 2, types, args, NULL, false,
+							  0) != SPI_OK_SELECT)
 		elog(ERROR, "could not fire the alerts of counter " INT64_FORMAT, counter);
 }
 
@@ -310,12 +378,12 @@ require_queue_room(void)
  * had not been asked), never the step.
  */
 void
-alerts_fire(int64 counter, const char *key, int64 step, int64 increment)
+alerts_fire(int64 counter, bool keyed, int64 step, int64 increment)
 {
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner resowner = CurrentResourceOwner;
 	bool		released = has_alerts(counter);
-	bool		sparse = key == NULL && sparse_alerts_exist(counter);
+	bool		sparse = !keyed && sparse_alerts_exist(counter);
 
 	if (!released && !sparse)
 		return;
@@ -324,7 +392,7 @@ alerts_fire(int64 counter, const char *key, int64 step, int64 increment)
 	{
 		require_queue_room();
 		if (released)
-			notify_crossings(counter, key, step);
+			notify_crossings(counter, keyed, step);
 		if (sparse)
 			sparse_alerts_step(counter, step, increment);
 		ReleaseCurrentSubTransaction();

@@ -941,8 +941,7 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 		pay_copy(&step);
 	pay_next_blocks(&step);
 	store_step(&step);
-	if (!step.keyed)
-		alerts_fire(step.id, NULL, step.release.t, items);
+	alerts_fire(step.id, step.keyed, step.release.t, items);
 	end_work();
 	if (step.refusal != NULL)
 		ereport(LOG,
