@@ -12,7 +12,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use ContcountTest;
-use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('unit_log');
 $node->init;
@@ -72,37 +71,8 @@ sub exactly_once
         FROM contcount.counter_internals('people') i});
 }
 
-sub wait_for_worker
-{
-	$node->poll_query_until('postgres',
-		"SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'contcount step worker'")
-	  or die 'no step worker';
-}
-
-for my $round (1 .. 3)
-{
-	my ($out, $err) = ('', '');
-	my $load = IPC::Run::start(
-		[ 'pgbench', '--no-vacuum', '--client=3', '--time=5', '--file', $script,
-		  '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-	for (1 .. 4)
-	{
-		usleep(300_000);
-		$node->safe_psql('postgres', "SELECT contcount.tick('people')");
-	}
-	my $before = history();
-	ok($before ne '', "round $round: released under load");
-	kill9_postmaster_and_start($node);
-	$load->finish;
-	wait_for_worker();
-	is(history(), $before, "round $round: every release unchanged after kill -9");
-	is(exactly_once(), 't', "round $round: every committed row counted once, within its person's bound");
-	$node->safe_psql('postgres', "SELECT contcount.tick('people')");
-	is(exactly_once(), 't', "round $round: and still after the next step");
-	is($node->safe_psql('postgres',
-		"SELECT count(*) FROM contcount.counter_unit_log"), '0', "round $round: which took the whole log");
-}
+crash_rounds($node, $script, 'people', \&history, \&exactly_once,
+	"every committed row counted once, within its person's bound");
 cmp_ok($node->safe_psql('postgres', "SELECT max(rows) FROM contcount.counter_unit"), '==', 20,
 	'persons reached their bound');
 

@@ -12,7 +12,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use ContcountTest;
-use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('counter_keys');
 $node->init;
@@ -82,37 +81,8 @@ sub exactly_once
                                                      GROUP BY unit_digest) k)});
 }
 
-sub wait_for_worker
-{
-	$node->poll_query_until('postgres',
-		"SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = 'contcount step worker'")
-	  or die 'no step worker';
-}
-
-for my $round (1 .. 3)
-{
-	my ($out, $err) = ('', '');
-	my $load = IPC::Run::start(
-		[ 'pgbench', '--no-vacuum', '--client=3', '--time=5', '--file', $script,
-		  '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-	for (1 .. 4)
-	{
-		usleep(300_000);
-		$node->safe_psql('postgres', "SELECT contcount.tick('by_country')");
-	}
-	my $before = history();
-	ok($before ne '', "round $round: released under load");
-	kill9_postmaster_and_start($node);
-	$load->finish;
-	wait_for_worker();
-	is(history(), $before, "round $round: every key's releases unchanged after kill -9");
-	is(exactly_once(), 't', "round $round: the keys released exactly what the steps kept, within the bounds");
-	$node->safe_psql('postgres', "SELECT contcount.tick('by_country')");
-	is(exactly_once(), 't', "round $round: and still after the next step");
-	is($node->safe_psql('postgres',
-		"SELECT count(*) FROM contcount.counter_unit_log"), '0', "round $round: which took the whole log");
-}
+crash_rounds($node, $script, 'by_country', \&history, \&exactly_once,
+	"the keys released exactly what the steps kept, within the bounds");
 is($node->safe_psql('postgres', q{
     SELECT max(rows) = 3 AND (SELECT max(n) FROM (SELECT count(*) AS n FROM contcount.counter_unit_key
                                                   GROUP BY unit_digest) k) = 2
