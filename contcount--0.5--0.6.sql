@@ -1454,3 +1454,36 @@ LEFT JOIN contcount.counter c ON c.name OPERATOR(pg_catalog.=) r.name;
 GRANT SELECT ON contcount.counters TO PUBLIC;
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule, how late it is and the dimension they release per key of';
+
+-- ---------------------------------------------------------------------
+-- Sparse vector alerts over sources and on keys
+-- ---------------------------------------------------------------------
+
+-- create_sparse_alert takes counters over a protected source (the query is
+-- the count of the counter's rows over its last window_steps steps, each
+-- person's bounded by max_rows, and the charge goes to the caller's ledger
+-- and to the source's, as a release from the source's does), and, with
+-- key, one declared key of a counter over a dimension (the key's bounded
+-- rows over the window).  The state table records the key an alert
+-- watches; the view contcount.alerts shows it.  Like every function of the
+-- extension that checks its caller's rights itself, anyone may call it (no
+-- GRANT or REVOKE): it refuses a role that does not own the counter.
+ALTER TABLE contcount.counter_sparse_alert ADD COLUMN key text;
+COMMENT ON COLUMN contcount.counter_sparse_alert.key IS
+    'internal: the key of the counter''s dimension whose bounded rows the alert counts, or NULL for the counter''s own count';
+
+DROP FUNCTION contcount.create_sparse_alert(text, bigint, integer, float8, integer, text, text);
+CREATE FUNCTION contcount.create_sparse_alert(
+    counter text,
+    threshold bigint,
+    window_steps integer,
+    epsilon float8,
+    max_positives integer DEFAULT 1,
+    channel text DEFAULT 'contcount_alert',
+    ledger text DEFAULT NULL,
+    key text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'contcount_create_sparse_alert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_sparse_alert(text, bigint, integer, float8, integer, text, text, text) IS
+    'NOTIFY a channel when a counter''s (or one key''s) count of its last window_steps steps is above a threshold, by the sparse vector technique; for its owner, granted its source if it counts one; charges epsilon once for up to max_positives, over a source to the source''s ledger too';

@@ -13,6 +13,7 @@
 
 #include "common/owner_spi.h"
 #include "counters/alert_args.h"
+#include "counters/counter.h"
 
 char *
 alert_text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
@@ -60,4 +61,47 @@ alert_require_room(Oid caller)
 				 errmsg("role \"%s\" holds %d alerts, as many as a role may",
 						GetUserNameFromId(caller, false), ALERTS_PER_ROLE),
 				 errhint("Drop one with contcount.drop_alert().")));
+}
+
+text *
+alert_key_arg(FunctionCallInfo fcinfo, int argno, const char *counter, int64 id)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(id), (Datum) 0};
+	char		nulls[2] = {' ', PG_ARGISNULL(argno) ? 'n' : ' '};
+	bool		isnull;
+	bool		declared;
+
+	if (!PG_ARGISNULL(argno))
+		values[1] = PG_GETARG_DATUM(argno);
+	if (!counter_has_dimension(id))
+	{
+		if (PG_ARGISNULL(argno))
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" has no key \"%s\"", counter, TextDatumGetCString(values[1])),
+				 errdetail("Counter \"%s\" releases one running count, without keys.", counter)));
+	}
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counter \"%s\" releases a running count per key: an alert watches one key",
+						counter),
+				 errhint("Name one of its dimension's keys with key => ...")));
+	owner_run(&plan,
+			  "SELECT $2 OPERATOR(pg_catalog.=) ANY (d.keys) FROM contcount.counter c "
+			  "JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) c.source "
+			  "AND d.name OPERATOR(pg_catalog.=) c.dimension WHERE c.id OPERATOR(pg_catalog.=) $1",
+			  2, types, values, nulls, SPI_OK_SELECT);
+	declared = SPI_processed > 0 &&
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
+		!isnull;
+	if (!declared)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("counter \"%s\" has no key \"%s\"", counter, TextDatumGetCString(values[1])),
+				 errdetail("An alert watches a key its counter's dimension declares.")));
+	return DatumGetTextPP(values[1]);
 }

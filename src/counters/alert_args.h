@@ -26,4 +26,12 @@ extern char *alert_channel_arg(FunctionCallInfo fcinfo, int argno);
  */
 extern void alert_require_room(Oid caller);
 
+/*
+ * The key argument (argno) of an alert on the counter (id, named counter):
+ * for a counter over a dimension, one its dimension declares (0A000 without
+ * one, 42704 if it declares no such key); for one without, none (NULL; 42704
+ * for any).  Owner scope.
+ */
+extern text *alert_key_arg(FunctionCallInfo fcinfo, int argno, const char *counter, int64 id);
+
 #endif							/* CONTCOUNT_ALERT_ARGS_H */

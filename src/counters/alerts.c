@@ -97,55 +97,6 @@ readable_counter(const char *name, Oid caller)
 }
 
 /*
- * The key an alert on the counter (id, named counter) watches: for a counter
- * over a dimension, one its dimension declares (0A000 without one, 42704 if
- * it declares no such key); for one without, none (42704 for any).  Owner
- * scope.
- */
-static text *
-alert_key(FunctionCallInfo fcinfo, int argno, const char *counter, int64 id)
-{
-	static SPIPlanPtr plan = NULL;
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		values[2] = {Int64GetDatum(id), (Datum) 0};
-	char		nulls[2] = {' ', PG_ARGISNULL(argno) ? 'n' : ' '};
-	bool		isnull;
-	bool		declared;
-
-	if (!PG_ARGISNULL(argno))
-		values[1] = PG_GETARG_DATUM(argno);
-	if (!counter_has_dimension(id))
-	{
-		if (PG_ARGISNULL(argno))
-			return NULL;
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("counter \"%s\" has no key \"%s\"", counter, TextDatumGetCString(values[1])),
-				 errdetail("Counter \"%s\" releases one running count, without keys.", counter)));
-	}
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("counter \"%s\" releases a running count per key: an alert watches one key",
-						counter),
-				 errhint("Name one of its dimension's keys: create_alert(counter, threshold, channel, key).")));
-	owner_run(&plan,
-			  "SELECT $2 OPERATOR(pg_catalog.=) ANY (d.keys) FROM contcount.counter c "
-			  "JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) c.source "
-			  "AND d.name OPERATOR(pg_catalog.=) c.dimension WHERE c.id OPERATOR(pg_catalog.=) $1",
-			  2, types, values, nulls, SPI_OK_SELECT);
-	declared = SPI_processed > 0 &&
-		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
-		!isnull;
-	if (!declared)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("counter \"%s\" has no key \"%s\"", counter, TextDatumGetCString(values[1])),
-				 errdetail("An alert watches a key its counter's dimension declares.")));
-	return DatumGetTextPP(values[1]);
-}
-
-/*
  * create_alert(counter, threshold, channel, key): the new alert's id.  A
  * counter over a dimension takes one of its keys, one without takes none.
  */
@@ -166,7 +117,7 @@ contcount_create_alert(PG_FUNCTION_ARGS)
 
 	owner_begin(&scope);
 	values[0] = Int64GetDatum(readable_counter(counter, scope.caller));
-	key = alert_key(fcinfo, 3, counter, DatumGetInt64(values[0]));
+	key = alert_key_arg(fcinfo, 3, counter, DatumGetInt64(values[0]));
 	values[4] = PointerGetDatum(key);
 	if (key == NULL)
 		nulls[4] = 'n';
@@ -249,7 +200,7 @@ contcount_alert_rows(PG_FUNCTION_ARGS)
 			  "NULL::pg_catalog.int4 FROM contcount.counter_alert a "
 			  "JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) a.counter_id "
 			  "WHERE pg_catalog.pg_has_role($1, a.owner, 'USAGE') "
-			  "UNION ALL SELECT s.id, 'sparse_vector', c.name, NULL, s.threshold::pg_catalog.numeric, "
+			  "UNION ALL SELECT s.id, 'sparse_vector', c.name, s.key, s.threshold::pg_catalog.numeric, "
 			  "s.channel, s.owner::pg_catalog.regrole, s.created_at, s.fired_step, NULL, "
 			  "s.window_steps, s.epsilon, s.max_positives, s.positives "
 			  "FROM contcount.counter_sparse_alert s "
@@ -378,12 +329,12 @@ require_queue_room(void)
  * had not been asked), never the step.
  */
 void
-alerts_fire(int64 counter, bool keyed, int64 step, int64 increment)
+alerts_fire(int64 counter, const KeyTaken *keyed, int64 step, int64 increment)
 {
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner resowner = CurrentResourceOwner;
 	bool		released = has_alerts(counter);
-	bool		sparse = !keyed && sparse_alerts_exist(counter);
+	bool		sparse = sparse_alerts_exist(counter);
 
 	if (!released && !sparse)
 		return;
@@ -392,9 +343,9 @@ alerts_fire(int64 counter, bool keyed, int64 step, int64 increment)
 	{
 		require_queue_room();
 		if (released)
-			notify_crossings(counter, keyed, step);
+			notify_crossings(counter, keyed != NULL, step);
 		if (sparse)
-			sparse_alerts_step(counter, step, increment);
+			sparse_alerts_step(counter, step, increment, keyed);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();

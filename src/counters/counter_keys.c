@@ -53,13 +53,6 @@
 /* Keys whose states are read and written at once. */
 #define KEY_CHUNK 1024
 
-/* A key's rows in this step. */
-typedef struct KeyRows
-{
-	char	   *key;
-	int64		rows;
-} KeyRows;
-
 /* The keys' rows and states of one step of one counter. */
 typedef struct KeyStep
 {
@@ -67,8 +60,7 @@ typedef struct KeyStep
 	const char *name;
 	const cc_params *params;
 	int64		t;
-	int			ntaken;
-	KeyRows    *taken;			/* sorted by key */
+	KeyTaken   *taken;
 } KeyStep;
 
 static int
@@ -127,26 +119,26 @@ declared_keys(int64 id, char ***keys, int *nkeys)
 static void
 take_rows(KeyStep *step)
 {
+	KeyTaken   *taken = step->taken;
 	bool		isnull;
 
 	unit_log_key_rows(step->id);
-	step->ntaken = (int) SPI_processed;
-	step->taken = palloc(sizeof(KeyRows) * Max(1, step->ntaken));
-	for (int i = 0; i < step->ntaken; i++)
+	taken->n = (int) SPI_processed;
+	taken->rows = palloc(sizeof(KeyRows) * Max(1, taken->n));
+	for (int i = 0; i < taken->n; i++)
 	{
-		step->taken[i].key = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		step->taken[i].rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-														  SPI_tuptable->tupdesc, 2, &isnull));
+		taken->rows[i].key = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		taken->rows[i].rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 2, &isnull));
 	}
-	qsort(step->taken, step->ntaken, sizeof(KeyRows), by_key);
+	qsort(taken->rows, taken->n, sizeof(KeyRows), by_key);
 }
 
-/* The key's rows in this step: 0 if it has none. */
-static int64
-rows_of(const KeyStep *step, char *key)
+int64
+counter_keys_taken(const KeyTaken *taken, const char *key)
 {
-	KeyRows		probe = {key, 0};
-	KeyRows    *found = bsearch(&probe, step->taken, step->ntaken, sizeof(KeyRows), by_key);
+	KeyRows		probe = {(char *) key, 0};
+	KeyRows    *found = bsearch(&probe, taken->rows, taken->n, sizeof(KeyRows), by_key);
 
 	return found ? found->rows : 0;
 }
@@ -215,7 +207,7 @@ push_key(const KeyStep *step, char *key, cc_state *state, KeyReleases *out, int 
 {
 	cc_release	release;
 	bytea	   *blob;
-	cc_status	status = cc_push(state, rows_of(step, key), strong_rng());
+	cc_status	status = cc_push(state, counter_keys_taken(step->taken, key), strong_rng());
 
 	if (status != CC_OK)
 		elog(ERROR, "key \"%s\" of counter \"%s\" cannot take its step (status %d)", key,
@@ -289,7 +281,7 @@ step_chunk(const KeyStep *step, char **keys, int n, MemoryContext cxt)
 }
 
 bool
-counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t)
+counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t, KeyTaken *taken)
 {
 	KeyStep		step;
 	char	  **keys = NULL;
@@ -302,6 +294,7 @@ counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t)
 	step.name = name;
 	step.params = cc_state_params(clock);
 	step.t = t;
+	step.taken = taken;
 	take_rows(&step);
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "contcount key step", ALLOCSET_DEFAULT_SIZES);
 	for (int start = 0; start < nkeys; start += KEY_CHUNK)

@@ -8,13 +8,33 @@
 
 #include "core/mechanism.h"
 
+/* A key's rows in a step, bounded. */
+typedef struct KeyRows
+{
+	char	   *key;
+	int64		rows;
+} KeyRows;
+
+/* What a step of a counter over a dimension took: each key's rows, bounded. */
+typedef struct KeyTaken
+{
+	int			n;
+	KeyRows    *rows;			/* sorted by key (strcmp), only keys with rows */
+} KeyTaken;
+
 /*
  * Step t of counter id (name, its own state clock, already pushed) over its
  * dimension: take its persons' logged rows, bounded across keys, and push
  * each declared key's rows (0 without) into that key's state, storing the
  * states and releases.  False (nothing done) if the counter has no
- * dimension.  In the step's transaction, SPI connected, as the owner.
+ * dimension.  The rows it pushed go into taken, in the current memory
+ * context, for the sparse vector alerts on keys.  In the step's
+ * transaction, SPI connected, as the owner.
  */
-extern bool counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t);
+extern bool counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t,
+							  KeyTaken *taken);
+
+/* The rows a step took for key (0 if none): what the key's count grew by. */
+extern int64 counter_keys_taken(const KeyTaken *taken, const char *key);
 
 #endif							/* CONTCOUNT_COUNTER_KEYS_H */

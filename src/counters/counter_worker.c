@@ -587,6 +587,7 @@ typedef struct Step
 	CounterBlocks paid;
 	cc_release	release;
 	bool		keyed;			/* over a dimension: the keys release, not it */
+	KeyTaken	taken;			/* keyed: each key's rows of this step */
 	char	   *refusal;		/* a block refused: this is its last step */
 	/* the refusal, kept beyond the step's transaction for the log */
 	char		refused[256];
@@ -936,12 +937,12 @@ close_step(CounterShared *cs, int64 id, uint64 ticks_seen)
 	if (status != CC_OK)
 		elog(ERROR, "counter \"%s\" cannot take its step (status %d)", step.name, (int) status);
 	cc_read(step.state, &step.release);
-	step.keyed = counter_keys_step(step.id, step.name, step.state, step.release.t);
+	step.keyed = counter_keys_step(step.id, step.name, step.state, step.release.t, &step.taken);
 	if (step.copied)
 		pay_copy(&step);
 	pay_next_blocks(&step);
 	store_step(&step);
-	alerts_fire(step.id, step.keyed, step.release.t, items);
+	alerts_fire(step.id, step.keyed ? &step.taken : NULL, step.release.t, items);
 	end_work();
 	if (step.refusal != NULL)
 		ereport(LOG,

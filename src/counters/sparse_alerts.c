@@ -17,9 +17,24 @@
  *
  * Only the counter's owner (or a superuser) may create one: it spends
  * budget on the counter's exact counts, as the owner did by creating the
- * counter.  The sensitivity of each query is the counter's: a unit's events
- * change the sum of any steps by at most that.  A counter over a protected
- * source is refused (0A000): its charges go to the source's ledger too.
+ * counter.  The sensitivity of each query is the counter's, as recorded
+ * when it was created: a unit's events change the sum of any of its steps
+ * by at most that.
+ *
+ * Over a protected source the count is what the step counted, each
+ * person's rows bounded by max_rows (unit_log_rows), and the counter's
+ * sensitivity is the bound (max_rows).  The creator must also be granted
+ * the source now (a revoked grant spends nothing more of its budget), and
+ * the alert is charged where the source's releases are: to the caller's
+ * ledger and to the source's (ledger_charge_source).  A source whose budget
+ * is held per block is refused (0A000): an alert answers at steps whose
+ * blocks nobody has paid yet.  On a counter over a dimension an alert
+ * watches one declared key (alert_key_arg, as create_alert does), and its
+ * query is that key's bounded rows over the window (counter_keys_taken): a
+ * person's rows in one key are at most max_rows, so the counter's
+ * sensitivity bounds the key's too.  The window's counts live only in the
+ * state table, which only the extension's owner reads, and no payload,
+ * message or plan shows them.
  *
  * An alert records where its state lives, as a counter does
  * (counter_place_here): a copy found elsewhere (pg_upgrade; pg_dump leaves
@@ -47,6 +62,7 @@
 #include "counters/counter.h"
 #include "counters/sparse_alerts.h"
 #include "ledger/ledger.h"
+#include "sources/source.h"
 
 /* A non-null argument of create_sparse_alert, or 22004. */
 static void
@@ -87,13 +103,23 @@ sparse_params_from_call(FunctionCallInfo fcinfo, cc_svt_params *params)
 				 errmsg("epsilon must be a finite number in the range a ledger charges")));
 }
 
+/* The counter a sparse vector alert is created on, in the caller's memory. */
+typedef struct AlertTarget
+{
+	int64		id;
+	int64		sensitivity;	/* as the counter recorded it */
+	char	   *source;			/* the protected source it counts, or NULL */
+	char	   *key;			/* the key watched, over a dimension; or NULL */
+} AlertTarget;
+
 /*
- * The id and sensitivity of the counter named, which the caller must own
- * (42704 if there is none, 42501 if another role owns it, 0A000 over a
- * source).  Owner scope.
+ * The counter named, which the caller must own (42704 if there is none,
+ * 42501 if another role owns it), and the key argument (argno) checked as
+ * create_alert checks it.  Owner scope; the strings in outer.
  */
-static int64
-owned_counter(const char *name, Oid caller, int64 *sensitivity)
+static void
+owned_counter(FunctionCallInfo fcinfo, int argno, const char *name, Oid caller,
+			  MemoryContext outer, AlertTarget *target)
 {
 	static SPIPlanPtr plan = NULL;
 	Oid			types[1] = {TEXTOID};
@@ -101,9 +127,11 @@ owned_counter(const char *name, Oid caller, int64 *sensitivity)
 	HeapTuple	row;
 	TupleDesc	desc;
 	bool		isnull;
+	Datum		source;
+	text	   *key;
 
 	owner_select_existing(&plan,
-						  "SELECT id, owner, sensitivity, source IS NOT NULL FROM contcount.counter "
+						  "SELECT id, owner, sensitivity, source FROM contcount.counter "
 						  "WHERE name OPERATOR(pg_catalog.=) $1",
 						  1, types, values, "counter", name);
 	row = SPI_tuptable->vals[0];
@@ -113,24 +141,43 @@ owned_counter(const char *name, Oid caller, int64 *sensitivity)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be the owner of counter \"%s\"", name),
 				 errdetail("A sparse vector alert spends budget on the counter's exact counts.")));
-	if (DatumGetBool(SPI_getbinval(row, desc, 4, &isnull)))
+	target->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+	target->sensitivity = DatumGetInt64(SPI_getbinval(row, desc, 3, &isnull));
+	source = SPI_getbinval(row, desc, 4, &isnull);
+	target->source = isnull ? NULL : MemoryContextStrdup(outer, TextDatumGetCString(source));
+	key = alert_key_arg(fcinfo, argno, name, target->id);
+	target->key = key == NULL ? NULL : MemoryContextStrdup(outer, text_to_cstring(key));
+}
+
+/*
+ * The ledger of the source a counter (named counter) counts, which the
+ * caller must be granted now (42501 otherwise), and whose budget must not be
+ * held per block (0A000).
+ */
+static char *
+paying_source(const char *counter, const char *source)
+{
+	SourceBounds bounds;
+
+	(void) source_for_preview(source, NULL, false, &bounds);
+	if (bounds.blocks.length > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("counter \"%s\" counts a protected source, which a sparse vector alert cannot",
-						name)));
-	*sensitivity = DatumGetInt64(SPI_getbinval(row, desc, 3, &isnull));
-	return DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+				 errmsg("counter \"%s\" counts protected source \"%s\", whose budget is held per block, "
+						"which a sparse vector alert cannot pay", counter, source)));
+	return bounds.ledger;
 }
 
 /* The new alert's row, with its state and first threshold noise: its id. */
 static int64
-insert_sparse_alert(int64 counter, const cc_svt_params *params, double epsilon,
+insert_sparse_alert(const AlertTarget *target, const cc_svt_params *params, double epsilon,
 					const char *channel, Oid owner)
 {
 	static SPIPlanPtr plan = NULL;
-	Oid			types[11] = {INT8OID, INT8OID, INT4OID, FLOAT8OID, INT4OID, TEXTOID, OIDOID,
-	BYTEAOID, INT8OID, OIDOID, OIDOID};
-	Datum		values[11];
+	Oid			types[12] = {INT8OID, INT8OID, INT4OID, FLOAT8OID, INT4OID, TEXTOID, OIDOID,
+	BYTEAOID, INT8OID, OIDOID, OIDOID, TEXTOID};
+	Datum		values[12];
+	char		nulls[12] = "           ";
 	size_t		len = cc_svt_bytes(params->window);
 	bytea	   *state = palloc(VARHDRSZ + len);
 	bool		isnull;
@@ -143,7 +190,7 @@ insert_sparse_alert(int64 counter, const cc_svt_params *params, double epsilon,
 	values[10] = ObjectIdGetDatum(here.table);
 	cc_svt_start((cc_svt *) VARDATA(state), params, strong_rng());
 	SET_VARSIZE(state, VARHDRSZ + len);
-	values[0] = Int64GetDatum(counter);
+	values[0] = Int64GetDatum(target->id);
 	values[1] = Int64GetDatum(params->threshold);
 	values[2] = Int32GetDatum(params->window);
 	values[3] = Float8GetDatum(epsilon);
@@ -151,19 +198,23 @@ insert_sparse_alert(int64 counter, const cc_svt_params *params, double epsilon,
 	values[5] = CStringGetTextDatum(channel);
 	values[6] = ObjectIdGetDatum(owner);
 	values[7] = PointerGetDatum(state);
+	values[11] = target->key ? CStringGetTextDatum(target->key) : (Datum) 0;
+	nulls[11] = target->key ? ' ' : 'n';
 	owner_run(&plan,
 			  "INSERT INTO contcount.counter_sparse_alert (counter_id, threshold, window_steps, "
 			  "epsilon, max_positives, channel, owner, state, place_system, place_database, "
-			  "place_table) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-			  11, types, values, NULL, SPI_OK_INSERT_RETURNING);
+			  "place_table, key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+			  "RETURNING id",
+			  12, types, values, nulls, SPI_OK_INSERT_RETURNING);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /*
  * create_sparse_alert(counter, threshold, window_steps, epsilon,
- * max_positives, channel, ledger): the new alert's id, once its ledger (or
- * contcount.ledger's) is charged epsilon, as the caller, in this
- * transaction: a refusal takes the alert back.
+ * max_positives, channel, ledger, key): the new alert's id, once its ledger
+ * (or contcount.ledger's) is charged epsilon, as the caller, in this
+ * transaction, and over a source the source's ledger too: a refusal takes
+ * the alert back.  Every check comes before the charge.
  */
 PG_FUNCTION_INFO_V1(contcount_create_sparse_alert);
 Datum
@@ -172,23 +223,35 @@ contcount_create_sparse_alert(PG_FUNCTION_ARGS)
 	char	   *counter = alert_text_arg(fcinfo, 0, "counter");
 	char	   *channel = alert_channel_arg(fcinfo, 5);
 	char	   *ledger = PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	MemoryContext outer = CurrentMemoryContext;
+	char	   *source_ledger = NULL;
 	cc_svt_params params;
+	AlertTarget target;
 	OwnerScope	scope;
 	int64		id;
 
 	sparse_params_from_call(fcinfo, &params);
 	owner_begin(&scope);
-	id = owned_counter(counter, scope.caller, &params.sensitivity);
+	owned_counter(fcinfo, 7, counter, scope.caller, outer, &target);
+	owner_end(&scope);
+	if (target.source != NULL)
+		source_ledger = paying_source(counter, target.source);
+	params.sensitivity = target.sensitivity;
 	if (!cc_svt_params_ok(&params))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the noise of this alert would be too large"),
 				 errdetail("Its query noise has scale 4 * max_positives * sensitivity / epsilon, "
 						   "which may be at most %g.", CC_MAX_SCALE)));
+	owner_begin(&scope);
 	alert_require_room(scope.caller);
-	id = insert_sparse_alert(id, &params, PG_GETARG_FLOAT8(3), channel, scope.caller);
+	id = insert_sparse_alert(&target, &params, PG_GETARG_FLOAT8(3), channel, scope.caller);
 	owner_end(&scope);
-	ledger_charge(ledger, cc_pure_cost(params.epsilon_units), "create_sparse_alert");
+	if (source_ledger != NULL)
+		ledger_charge_source(ledger, source_ledger, cc_pure_cost(params.epsilon_units),
+							 "create_sparse_alert");
+	else
+		ledger_charge(ledger, cc_pure_cost(params.epsilon_units), "create_sparse_alert");
 	PG_RETURN_INT64(id);
 }
 
@@ -210,9 +273,9 @@ sparse_alerts_exist(int64 counter)
 
 /*
  * Store an alert's state after its step, and NOTIFY its channel if it
- * answered above: the payload names the alert, the counter, the step, the
- * window and the threshold, and how many positives it has answered, but no
- * count.
+ * answered above: the payload names the alert, the counter, its key (or
+ * null), the step, the window and the threshold, and how many positives it
+ * has answered, but no count.
  */
 static void
 store_answer(int64 id, const cc_svt *svt, bool above, int64 step)
@@ -234,10 +297,10 @@ store_answer(int64 id, const cc_svt *svt, bool above, int64 step)
 							  "fired_step = CASE WHEN $4 THEN $5 ELSE s.fired_step END "
 							  "FROM contcount.counter c WHERE c.id OPERATOR(pg_catalog.=) s.counter_id "
 							  "AND s.id OPERATOR(pg_catalog.=) $1 "
-							  "RETURNING s.id, s.channel, c.name, s.window_steps, s.threshold, "
+							  "RETURNING s.id, s.channel, c.name, s.key, s.window_steps, s.threshold, "
 							  "s.positives, s.max_positives) "
 							  "SELECT pg_catalog.pg_notify(u.channel, pg_catalog.json_build_object("
-							  "'alert', u.id, 'counter', u.name, 'key', NULL::pg_catalog.text, "
+							  "'alert', u.id, 'counter', u.name, 'key', u.key, "
 							  "'kind', 'sparse_vector', 'step', $5, 'window_steps', u.window_steps, "
 							  "'threshold', u.threshold, 'positives', u.positives, "
 							  "'max_positives', u.max_positives)::pg_catalog.text) FROM u WHERE $4",
@@ -245,38 +308,47 @@ store_answer(int64 id, const cc_svt *svt, bool above, int64 step)
 		elog(ERROR, "could not store the sparse vector alert " INT64_FORMAT, id);
 }
 
-/* The counter's live sparse vector alerts: ids and states, copied out of SPI. */
+/* A live sparse vector alert, as a step asks it. */
+typedef struct SparseAlert
+{
+	int64		id;
+	char	   *key;			/* the key it watches, or NULL */
+	cc_svt	   *state;
+} SparseAlert;
+
+/* The counter's live sparse vector alerts, copied out of SPI: how many. */
 static int
-read_sparse_alerts(int64 counter, int64 **ids, cc_svt ***states)
+read_sparse_alerts(int64 counter, SparseAlert **alerts)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(counter)};
 	bool		isnull;
 	int			n;
 
-	if (SPI_execute_with_args("SELECT id, state FROM contcount.counter_sparse_alert "
+	if (SPI_execute_with_args("SELECT id, state, key FROM contcount.counter_sparse_alert "
 							  "WHERE counter_id OPERATOR(pg_catalog.=) $1 "
 							  "AND positives OPERATOR(pg_catalog.<) max_positives ORDER BY id",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the sparse vector alerts of counter " INT64_FORMAT, counter);
 	n = (int) SPI_processed;
-	*ids = palloc(sizeof(int64) * Max(n, 1));
-	*states = palloc(sizeof(cc_svt *) * Max(n, 1));
+	*alerts = palloc(sizeof(SparseAlert) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 	{
-		bytea	   *stored = DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[i],
-															  SPI_tuptable->tupdesc, 2, &isnull));
+		HeapTuple	row = SPI_tuptable->vals[i];
+		SparseAlert *alert = &(*alerts)[i];
+		bytea	   *stored = DatumGetByteaPCopy(SPI_getbinval(row, SPI_tuptable->tupdesc, 2,
+															  &isnull));
 
-		(*ids)[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1,
-												&isnull));
+		alert->id = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
+		alert->key = SPI_getvalue(row, SPI_tuptable->tupdesc, 3);
 		if (!cc_svt_valid(VARDATA(stored), VARSIZE(stored) - VARHDRSZ))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("the state of sparse vector alert " INT64_FORMAT " is damaged",
-							(*ids)[i])));
+							alert->id)));
 		/* aligned for the core: palloc'd, and the header's 4 bytes copied away */
-		(*states)[i] = palloc(VARSIZE(stored) - VARHDRSZ);
-		memcpy((*states)[i], VARDATA(stored), VARSIZE(stored) - VARHDRSZ);
+		alert->state = palloc(VARSIZE(stored) - VARHDRSZ);
+		memcpy(alert->state, VARDATA(stored), VARSIZE(stored) - VARHDRSZ);
 	}
 	return n;
 }
@@ -311,24 +383,26 @@ drop_copies(int64 counter)
 }
 
 void
-sparse_alerts_step(int64 counter, int64 step, int64 increment)
+sparse_alerts_step(int64 counter, int64 step, int64 increment, const KeyTaken *keyed)
 {
-	int64	   *ids;
-	cc_svt	  **states;
+	SparseAlert *alerts;
 	int			n;
 
 	drop_copies(counter);
-	n = read_sparse_alerts(counter, &ids, &states);
+	n = read_sparse_alerts(counter, &alerts);
 
 	for (int i = 0; i < n; i++)
 	{
-		cc_svt_answer answer = cc_svt_step(states[i], increment, strong_rng());
+		/* an alert on a key asks about its key's rows, every other the counter's */
+		int64		rows = alerts[i].key == NULL ? increment :
+			keyed == NULL ? 0 : counter_keys_taken(keyed, alerts[i].key);
+		cc_svt_answer answer = cc_svt_step(alerts[i].state, rows, strong_rng());
 
 		if (answer == CC_SVT_OVERFLOW)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("the window of sparse vector alert " INT64_FORMAT " overflows",
-							ids[i])));
-		store_answer(ids[i], states[i], answer == CC_SVT_ABOVE, step);
+							alerts[i].id)));
+		store_answer(alerts[i].id, alerts[i].state, answer == CC_SVT_ABOVE, step);
 	}
 }
