@@ -1487,3 +1487,52 @@ AS 'MODULE_PATHNAME', 'contcount_create_sparse_alert'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION contcount.create_sparse_alert(text, bigint, integer, float8, integer, text, text, text) IS
     'NOTIFY a channel when a counter''s (or one key''s) count of its last window_steps steps is above a threshold, by the sparse vector technique; for its owner, granted its source if it counts one; charges epsilon once for up to max_positives, over a source to the source''s ledger too';
+-- Distinct persons on counters over sources: create_counter(...,
+-- source => s, count => 'persons') releases the running number of distinct
+-- persons (with dimension => d, of each declared key): a person counts once
+-- (once a key), at the step of their first row, in at most max_groups keys.
+-- The counter keeps the option in count; its step gives each person (each
+-- person and key) a room of one row, and its sensitivity is the least of
+-- max_rows, max_groups and the dimension's declared keys (1 without one),
+-- recorded when it is created: keys declared later never widen a person's
+-- reach past it.
+-- ---------------------------------------------------------------------
+ALTER TABLE contcount.counter ADD COLUMN count text NOT NULL DEFAULT 'rows'
+    CONSTRAINT counter_count CHECK (count OPERATOR(pg_catalog.=) ANY (ARRAY['rows', 'persons']));
+COMMENT ON COLUMN contcount.counter.count IS
+    'what a counter over a source counts: rows (each person''s, up to max_rows) or persons (each once, once a key)';
+
+DROP FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
+    text, float8, boolean, text);
+CREATE FUNCTION contcount.create_counter(
+    name text,
+    epsilon float8 DEFAULT NULL,
+    mechanism text DEFAULT 'auto',
+    horizon bigint DEFAULT NULL,
+    step interval DEFAULT '1 minute',
+    block bigint DEFAULT NULL,
+    sensitivity bigint DEFAULT 1,
+    beta float8 DEFAULT 0.05,
+    ledger text DEFAULT NULL,
+    objective text DEFAULT NULL,
+    source text DEFAULT NULL,
+    rho float8 DEFAULT NULL,
+    monotone boolean DEFAULT false,
+    dimension text DEFAULT NULL,
+    count text DEFAULT 'rows')
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_create_counter'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION contcount.create_counter(text, float8, text, bigint, interval, bigint, bigint, float8, text, text,
+                                             text, float8, boolean, text, text) IS
+    'create a named counter, fed by insert triggers and released every step by the step worker; over a source''s dimension, one running count per declared key for one charge; over a source, of rows or of distinct persons';
+
+-- contcount.counters shows what a counter counts, beside its dimension.
+DROP VIEW contcount.counters;
+CREATE VIEW contcount.counters AS
+SELECT r.*, c.dimension, c.count
+FROM contcount.counter_rows() r
+LEFT JOIN contcount.counter c ON c.name OPERATOR(pg_catalog.=) r.name;
+GRANT SELECT ON contcount.counters TO PUBLIC;
+COMMENT ON VIEW contcount.counters IS
+    'the counters the current role may read, with their mechanism, the ledger that paid, their schedule, how late it is, the dimension they release per key of and what they count (rows or persons)';

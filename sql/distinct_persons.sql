@@ -141,11 +141,12 @@ FROM contcount.source_counts('dp', 0.5, count => 'persons');
 SELECT key, round(stddev::numeric, 6) AS stddev,
        round(sqrt(test.dlap_var(5 / 0.5))::numeric, 6) AS expected
 FROM contcount.source_counts('dp', 0.5, 'country') WHERE key = 'fr';
--- zCDP: the same sensitivity
-SELECT bool_and(p.stddev = q.stddev AND p.bound = q.bound) AS sensitivity_2
+-- zCDP: the L2 sensitivity, sqrt(2): each of the 2 keys' streams at
+-- sensitivity 1 and rho / 2 (sql/persons_gaussian.sql)
+SELECT bool_and(p.stddev = q.stddev AND p.bound = q.bound) AS l2_sensitivity
 FROM contcount.source_preview('dp', NULL, 30, 'gaussian_honaker', 0.5, count => 'persons',
          dimension => 'country') p
-JOIN contcount.preview('gaussian_honaker', horizon => 30, rho => 0.5, sensitivity => 2) q USING (t);
+JOIN contcount.preview('gaussian_honaker', horizon => 30, rho => 0.25, sensitivity => 1) q USING (t);
 
 -- The charge: one epsilon for all keys, to both ledgers, what the charge
 -- preview says it would be.

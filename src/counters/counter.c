@@ -599,6 +599,55 @@ set_dimension(int64 id, const char *dimension)
 }
 
 /*
+ * The count argument of create_counter (argno): persons (true) or rows,
+ * as source_counts takes it (22004 NULL, 22023 another value); persons
+ * only over a protected source (0A000: without one no person is known).
+ */
+static bool
+count_arg(FunctionCallInfo fcinfo, int argno, const char *source)
+{
+	bool		persons = source_count_arg(fcinfo, argno);
+
+	if (persons && source == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter counts persons only over a protected source"),
+				 errhint("Name the source with source => ..., whose unit column tells its persons.")));
+	return persons;
+}
+
+/*
+ * Counting persons, a counter's sensitivity is that of a release of
+ * distinct persons from its source (over its dimension, or none): each
+ * person moves at most that many keys' counts, by 1 each.  The step keeps
+ * every person within it, whatever keys are declared later.
+ */
+static void
+bound_persons(const char *source, const char *dimension, SpecArgs *args)
+{
+	SourceBounds bounds;
+
+	args->field[SPEC_SENSITIVITY].value =
+		Int64GetDatum(source_for_preview(source, dimension, true, &bounds));
+}
+
+/* Mark a new counter over a source as counting distinct persons. */
+static void
+set_persons(int64 id)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	OwnerScope	scope;
+
+	owner_begin(&scope);
+	owner_run(&plan, "UPDATE contcount.counter SET count = 'persons' "
+			  "WHERE id OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, SPI_OK_UPDATE);
+	owner_end(&scope);
+}
+
+/*
  * Record the source a counter counts.  With blocks, also the blocks of its
  * first step (into first_run), from the block of the counter's start (now(),
  * as started_at): the counter counts rows timed in them, and pays for them.
@@ -655,14 +704,16 @@ charge_creation(const SpecArgs *args, const cc_params *params, const char *sourc
 
 /*
  * create_counter(name, epsilon, mechanism, horizon, step, block, sensitivity,
- * beta, ledger, objective, source, rho, monotone): with a protected source, the
- * counter counts its table's inserts, at most max_rows a unit, and its noise
- * and charges are those of a release from the source (source_counter.c).  A
+ * beta, ledger, objective, source, rho, monotone, dimension, count): with a
+ * protected source, the counter counts its table's inserts, at most max_rows
+ * a unit, and its noise and charges are those of a release from the source
+ * (source_counter.c).  A
  * zCDP mechanism takes rho in place of epsilon; the table keeps the one the
  * counter is charged (rho only from 0.5, where the function has it).  The
  * source's trigger (made by protect_table) finds the counter once it is
  * committed: nothing here locks the source's table.  monotone (from 0.6)
- * is kept with the counter, for current() and history().
+ * is kept with the counter, for current() and history().  count (from
+ * 0.6) => 'persons' counts each person of the source once (once a key).
  */
 PG_FUNCTION_INFO_V1(contcount_create_counter);
 Datum
@@ -688,6 +739,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	SourceBounds bounds;
 	StoreBlockRun first_run;
 	char	   *dimension;
+	bool		persons;
 
 	require_counter_database();
 	if (PG_ARGISNULL(4))
@@ -704,6 +756,9 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("a counter over a dimension cannot be monotone")));
+	persons = count_arg(fcinfo, 14, source);
+	if (persons)
+		bound_persons(source, dimension, &args);
 	spec_to_params(&args, &params);
 	check_schedule(step, &params);
 	spec_notice_choice(&args, &params);
@@ -717,6 +772,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 		attach_source(DatumGetInt64(row.values[0]), source, &bounds, step, &first_run);
 	if (dimension != NULL)
 		set_dimension(DatumGetInt64(row.values[0]), dimension);
+	if (persons)
+		set_persons(DatumGetInt64(row.values[0]));
 	charge_creation(&args, &params, source, &bounds, &first_run);
 	counter_shmem_wake_worker(true);
 	PG_RETURN_VOID();

@@ -16,6 +16,10 @@
  * c_k / max_rows of the budget (Laplace noise: linearly; Gaussian noise: its
  * square, which is less), and the keys together at most the whole, once
  * (parallel composition, the rule source_running_counts calibrates by).
+ * Counting distinct persons (count => 'persons'), a person gives each key
+ * at most one row, in at most the counter's sensitivity keys (the least of
+ * max_rows, max_groups and the keys declared at its creation), which is
+ * what its mechanism is calibrated for in place of max_rows.
  *
  * Each key's state is a row of contcount.counter_key_state, each key's
  * release a row of contcount.counter_key_release, all written in the

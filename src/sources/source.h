@@ -8,6 +8,7 @@
 #include "access/attnum.h"
 #include "commands/trigger.h"
 
+#include "core/mechanism.h"
 #include "sources/source_blocks.h"
 
 /*
@@ -41,6 +42,22 @@ extern void source_for_counter(const char *name, SourceBounds *bounds);
  */
 extern int64 source_for_preview(const char *name, const char *dimension, bool persons,
 								SourceBounds *bounds);
+
+/*
+ * The noise and the charge of a release from a source whose parameters,
+ * params, are calibrated to its sensitivity k (L1) and charged.  Counting
+ * persons (persons) with a zCDP mechanism and k >= 2, a person moves at
+ * most k keys' streams, each by 1 at one step: an L2 norm of sqrt(k).  The
+ * keys' streams are independent mechanisms, so the release is the
+ * composition of k of them each moved as a stream of sensitivity 1: params
+ * becomes one key's noise, sensitivity 1 at rho / k (rounded down: more
+ * noise), the variance k times less than at sensitivity k and rho, and the
+ * cost returned is that composition's (the pair's moved coordinates k
+ * times one key's), charged the release's own rho, which bounds its rho.
+ * Otherwise (pure, rows, k = 1, or rho / k out of range) params stays and
+ * the cost is cc_params_cost(params).
+ */
+extern cc_cost source_release_noise(bool persons, cc_params *params);
 
 /*
  * Argument argno, count: "rows" (false) or "persons" (true, counting each

@@ -33,8 +33,9 @@
  * epsilon (1), steps (2, the horizon), mechanism (3) and rho (4), counting
  * rows or persons (count_arg) over a dimension (count_arg + 1), as
  * source_running_counts takes them; the source's bounds into bounds.
+ * Returns whether it counts persons.
  */
-static void
+static bool
 source_preview_params(FunctionCallInfo fcinfo, int count_arg, SourceBounds *bounds,
 					  cc_params *params)
 {
@@ -60,6 +61,7 @@ source_preview_params(FunctionCallInfo fcinfo, int count_arg, SourceBounds *boun
 	args.field[SPEC_SENSITIVITY].value = Int64GetDatum(sensitivity);
 	args.field[SPEC_RHO] = fcinfo->args[4];
 	spec_to_params(&args, params);
+	return persons;
 }
 
 /*
@@ -74,7 +76,9 @@ contcount_source_preview(PG_FUNCTION_ARGS)
 	SourceBounds bounds;
 	cc_params	params;
 
-	source_preview_params(fcinfo, 5, &bounds, &params);
+	bool		persons = source_preview_params(fcinfo, 5, &bounds, &params);
+
+	(void) source_release_noise(persons, &params);
 	preview_require_steps(params.horizon);
 	preview_put_steps(fcinfo, &params, params.horizon);
 	return (Datum) 0;
@@ -103,10 +107,13 @@ contcount_source_preview_charge(PG_FUNCTION_ARGS)
 	Datum		values[12];
 	bool		nulls[12] = {false};
 
-	source_preview_params(fcinfo, 6, &bounds, &params);
+	bool		persons = source_preview_params(fcinfo, 6, &bounds, &params);
+	cc_params	noise = params;
+	cc_cost		cost = source_release_noise(persons, &noise);
+
 	ledger_preview_charge(PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)),
-						  cc_params_cost(&params), &team);
-	ledger_preview_source_charge(bounds.ledger, cc_params_cost(&params), &data);
+						  cost, &team);
+	ledger_preview_source_charge(bounds.ledger, cost, &data);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");

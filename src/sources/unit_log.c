@@ -424,6 +424,17 @@ unit_log_install(void)
 }
 
 /*
+ * The rows a person may count in all, for the counter c over the source s:
+ * max_rows, or, counting distinct persons (c.count), one a key in at most
+ * the counter's sensitivity keys (1 without a dimension): what its noise is
+ * scaled to, fixed when it was created, so that keys declared later never
+ * let a person move more counts.  persons: is it counting persons?
+ */
+#define PERSON_BOUND_SQL \
+	"CASE WHEN c.count OPERATOR(pg_catalog.=) 'persons' THEN c.sensitivity " \
+	"ELSE s.max_rows END AS max_rows, c.count OPERATOR(pg_catalog.=) 'persons' AS persons"
+
+/*
  * Each person's logged rows (from rows_from: unit_digests, unit_rows), up to the
  * room that max_rows leaves in the person's row of counter_unit ($1: the
  * counter): the CTEs "per" and "room" (unit_digest, had, added).
@@ -432,7 +443,7 @@ unit_log_install(void)
 	"per AS (SELECT u.unit_digest, pg_catalog.sum(u.rows) AS rows FROM " rows_from " l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows)) " \
 	"AS u(unit_digest, rows) GROUP BY u.unit_digest), " \
-	"bound AS (SELECT s.max_rows FROM contcount.counter c JOIN contcount.source s " \
+	"bound AS (SELECT " PERSON_BOUND_SQL " FROM contcount.counter c JOIN contcount.source s " \
 	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), " \
 	"room AS (SELECT p.unit_digest, coalesce(u.rows, 0) AS had, " \
 	"LEAST(p.rows, GREATEST((SELECT max_rows FROM bound) " \
@@ -475,6 +486,14 @@ unit_log_rows(int64 counter, bool take)
 }
 
 /*
+ * A person's rows in a key, p.rows; counting persons, one if the person has
+ * not counted in the key yet (k: its row of counter_unit_key), else none.
+ */
+#define PERSON_KEY_ROWS_SQL \
+	"CASE WHEN NOT (SELECT persons FROM bound) THEN p.rows WHEN k.key IS NULL THEN 1 " \
+	"ELSE 0 END AS rows"
+
+/*
  * Each person's logged rows by key (a counter over a dimension), bounded
  * across keys ($1: the counter): the keys the person already counted in
  * (counter_unit_key) stay theirs, new keys are taken in key order up to
@@ -483,6 +502,7 @@ unit_log_rows(int64 counter, bool take)
  * and the rows of the kept keys, in key order, up to the room max_rows
  * leaves in counter_unit.  What a person keeps depends on their own rows
  * only: at most max_rows rows in at most max_groups keys, in all steps.
+ * Counting persons, a row a key, and max_rows is PERSON_BOUND_SQL's.
  */
 #define KEY_TAKE_SQL \
 	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
@@ -491,9 +511,10 @@ unit_log_rows(int64 counter, bool take)
 	"per AS (SELECT u.unit_digest, u.key, pg_catalog.sum(u.rows) AS rows FROM taken l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows), " \
 	"pg_catalog.unnest(l.unit_keys)) AS u(unit_digest, rows, key) GROUP BY u.unit_digest, u.key), " \
-	"bound AS (SELECT s.max_rows, s.max_groups FROM contcount.counter c JOIN contcount.source s " \
+	"bound AS (SELECT " PERSON_BOUND_SQL ", s.max_groups FROM contcount.counter c " \
+	"JOIN contcount.source s " \
 	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), " \
-	"marked AS (SELECT p.unit_digest, p.key, p.rows, k.key IS NOT NULL AS had_key, " \
+	"marked AS (SELECT p.unit_digest, p.key, " PERSON_KEY_ROWS_SQL ", k.key IS NOT NULL AS had_key, " \
 	"coalesce(u.rows, 0) AS had, (SELECT pg_catalog.count(*) FROM contcount.counter_unit_key h " \
 	"WHERE h.counter_id OPERATOR(pg_catalog.=) $1 " \
 	"AND h.unit_digest OPERATOR(pg_catalog.=) p.unit_digest) AS had_keys FROM per p " \
