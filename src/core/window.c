@@ -63,6 +63,18 @@
  * sums, drawn when p_(j+1)(t) moves (each block is drawn once: p_(j+1)
  * never comes back).  Also a sum of independent draws of one scale.
  *
+ * Blocks.  Every step and every aligned block of K steps has its own draw
+ * of scale 2 Delta / epsilon (an event is in two nodes), and the window is
+ * the least-squares estimate from both levels (window_blocks.c has why):
+ * K + 1 times it is K + 1 times the window's steps' draws plus, for each
+ * block holding q of its steps, q E_b, E_b = the block's draw minus its
+ * steps' draws.  A block draws all of its K + 1 when it starts; the state
+ * keeps the prefixes of the exact counts and of the steps' draws for the
+ * last W + 1 steps and the prefixes of E_b for the blocks a window can
+ * touch, so the numerator is exact in integers and rounded to the nearest
+ * once.  Its bound is Chernoff's on the weighted draws, cached by t mod K
+ * from W on (the window's blocks repeat with period K).
+ *
  * IDENTIFICATION
  *	  src/core/window.c
  */

@@ -33,7 +33,8 @@
  * CC_WINDOW_AUTO picks the one of least mean variance over the horizon,
  * from exact per-step formulas.  Noise is drawn when a step is pushed and
  * stored; reading never draws.  The state is one flat block of
- * O(min(W, horizon)) words (kary: W + 1 words and O(k h) more).
+ * O(min(W, horizon)) words (kary: W + 1 words and O(k h) more; blocks:
+ * 2 (W + 1) + 2 K + W / K + 4).
  */
 #ifndef CC_WINDOW_H
 #define CC_WINDOW_H
