@@ -393,8 +393,9 @@ kary_choose(cc_window_params *params)
 }
 
 /*
- * blocks: the K named, or the one of least mean variance (from the public
- * parameters only); false when the scale does not fit or K is out of range.
+ * blocks: the K named (cc_window_prepare() checked its range), or the one of
+ * least mean variance, from the public parameters only; false when the
+ * scale 2 Delta / epsilon does not fit.
  */
 static bool
 blocks_choose(cc_window_params *params)
