@@ -26,8 +26,9 @@ FROM contcount.window_counts(
      JOIN (SELECT i AS t, sum((i * 3) % 4) OVER (ORDER BY i ROWS 99 PRECEDING) AS exact
            FROM generate_series(1, 1000) i) e USING (t);
 
--- auto picks kary for a year's window over ten years of days.
-SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT 1::bigint FROM generate_series(1, 3650)), 365, 1);
+-- auto picks kary for a week's window over ten years of days (for a year's,
+-- blocks: sql/window_blocks.sql).
+SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT 1::bigint FROM generate_series(1, 3650)), 7, 1);
 
 -- Width above the series: clamped to it, every window a running count.
 SELECT count(*) AS steps, bool_and(stddev > 0) AS noisy

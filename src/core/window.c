@@ -63,6 +63,18 @@
  * sums, drawn when p_(j+1)(t) moves (each block is drawn once: p_(j+1)
  * never comes back).  Also a sum of independent draws of one scale.
  *
+ * Blocks.  Every step and every aligned block of K steps has its own draw
+ * of scale 2 Delta / epsilon (an event is in two nodes), and the window is
+ * the least-squares estimate from both levels (window_blocks.c has why):
+ * K + 1 times it is K + 1 times the window's steps' draws plus, for each
+ * block holding q of its steps, q E_b, E_b = the block's draw minus its
+ * steps' draws.  A block draws all of its K + 1 when it starts; the state
+ * keeps the prefixes of the exact counts and of the steps' draws for the
+ * last W + 1 steps and the prefixes of E_b for the blocks a window can
+ * touch, so the numerator is exact in integers and rounded to the nearest
+ * once.  Its bound is Chernoff's on the weighted draws, cached by t mod K
+ * from W on (the window's blocks repeat with period K).
+ *
  * IDENTIFICATION
  *	  src/core/window.c
  */
@@ -120,6 +132,7 @@ static const char *const kind_names[] = {
 	[CC_WINDOW_DIFF] = "difference",
 	[CC_WINDOW_HONAKER] = "honaker",
 	[CC_WINDOW_KARY] = "kary",
+	[CC_WINDOW_BLOCKS] = "blocks",
 	[CC_WINDOW_AUTO] = "auto",
 };
 
@@ -220,6 +233,14 @@ kary_scale(const cc_window_params *params, int64_t arity, cc_scale *scale)
 						 params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, scale);
 }
 
+/* blocks: 2 Delta / epsilon (a unit is in two nodes), if it fits */
+static bool
+blocks_scale(const cc_window_params *params, cc_scale *scale)
+{
+	return cc_scale_make(2 * (uint64_t) params->sensitivity, params->epsilon_units,
+						 CC_EPSILON_UNITS_PER_ONE, scale);
+}
+
 double
 cc_window_draw_variance(const cc_window_params *params)
 {
@@ -230,6 +251,11 @@ cc_window_draw_variance(const cc_window_params *params)
 	else if (params->kind == CC_WINDOW_KARY)
 	{
 		kary_scale(params, params->arity, &scale);
+		return cc_dlap_variance(scale);
+	}
+	else if (params->kind == CC_WINDOW_BLOCKS)
+	{
+		blocks_scale(params, &scale);
 		return cc_dlap_variance(scale);
 	}
 	else
@@ -328,6 +354,9 @@ cc_window_variances(const cc_window_params *params, double *mean, double *worst)
 										  &stats.sum, &most);
 		stats.most = (double) most;
 	}
+	else if (params->kind == CC_WINDOW_BLOCKS)
+		cc_window_blocks_over_horizon(params->width, params->block, params->horizon,
+									  &stats.sum, &stats.most);
 	else
 		each_step_units(params, add_units, &stats);
 	*mean = stats.sum / (double) params->horizon * v;
@@ -363,6 +392,49 @@ kary_choose(cc_window_params *params)
 	return params->arity != 0;
 }
 
+/*
+ * blocks: the K named (cc_window_prepare() checked its range), or the one of
+ * least mean variance, from the public parameters only; false when the
+ * scale 2 Delta / epsilon does not fit.
+ */
+static bool
+blocks_choose(cc_window_params *params)
+{
+	cc_scale	scale;
+
+	if (!blocks_scale(params, &scale))
+		return false;
+	if (params->block == 0)
+		params->block = cc_window_blocks_choose(params->width, params->horizon);
+	return true;
+}
+
+/* auto: the kind of least mean variance (blocks only if it fits) */
+static cc_window_kind
+auto_choose(cc_window_params *params)
+{
+	cc_window_kind best = CC_WINDOW_TREE;
+	double		best_mean = INFINITY;
+	bool		blocks = blocks_choose(params);
+
+	for (int k = 0; k < CC_WINDOW_AUTO; k++)
+	{
+		double		mean,
+					worst;
+
+		if (k == CC_WINDOW_BLOCKS && !blocks)
+			continue;
+		params->kind = (cc_window_kind) k;
+		cc_window_variances(params, &mean, &worst);
+		if (mean < best_mean)
+		{
+			best = params->kind;
+			best_mean = mean;
+		}
+	}
+	return best;
+}
+
 cc_status
 cc_window_prepare(cc_window_params *params)
 {
@@ -384,26 +456,12 @@ cc_window_prepare(cc_window_params *params)
 	if ((params->kind == CC_WINDOW_KARY || params->kind == CC_WINDOW_AUTO) &&
 		!kary_choose(params))
 		return CC_SCALE_TOO_LARGE;
+	if (params->block < 0 || params->block > CC_WINDOW_BLOCKS_MAX_K)
+		return CC_BAD_BLOCK;
+	if (params->kind == CC_WINDOW_BLOCKS && !blocks_choose(params))
+		return CC_SCALE_TOO_LARGE;
 	if (params->kind == CC_WINDOW_AUTO)
-	{
-		cc_window_kind best = CC_WINDOW_TREE;
-		double		best_mean = INFINITY;
-
-		for (int k = 0; k < CC_WINDOW_AUTO; k++)
-		{
-			double		mean,
-						worst;
-
-			params->kind = (cc_window_kind) k;
-			cc_window_variances(params, &mean, &worst);
-			if (mean < best_mean)
-			{
-				best = params->kind;
-				best_mean = mean;
-			}
-		}
-		params->kind = best;
-	}
+		params->kind = auto_choose(params);
 	return CC_OK;
 }
 
@@ -425,6 +483,24 @@ kary_words(const cc_window_params *params)
 	return 2 + (cc_kary_levels(params->arity, params->width) - 1) * (params->arity + 1);
 }
 
+/* blocks: the ring of the block sums' prefixes, W / K + 4 blocks */
+static int64_t
+blocks_ring(const cc_window_params *params)
+{
+	return params->width / params->block + 4;
+}
+
+/*
+ * blocks: words after the header: the rings of the exact counts' and the
+ * steps' draws' prefixes (W + 1 each), the current block's K step draws,
+ * the ring of the blocks' excess prefixes, and K cached bounds.
+ */
+static int64_t
+blocks_words(const cc_window_params *params)
+{
+	return 2 * (params->width + 1) + 2 * params->block + blocks_ring(params);
+}
+
 size_t
 cc_window_size(const cc_window_params *params)
 {
@@ -434,6 +510,8 @@ cc_window_size(const cc_window_params *params)
 	else if (params->kind == CC_WINDOW_KARY)
 		return sizeof(cc_window) +
 			(size_t) (params->width + 1 + kary_words(params)) * sizeof(int64_t);
+	else if (params->kind == CC_WINDOW_BLOCKS)
+		return sizeof(cc_window) + (size_t) blocks_words(params) * sizeof(int64_t);
 	else
 	{
 		cc_params	p = smooth_params(params);
@@ -456,6 +534,37 @@ static int64_t *
 kary_level(const cc_window *w, int64_t j)
 {
 	return kary_top(w) + 2 + j * (w->params.arity + 1);
+}
+
+/* blocks: the parts of the state, in the order of blocks_words() */
+static int64_t *
+blocks_counts(const cc_window *w)
+{
+	return window_part(w);
+}
+
+static int64_t *
+blocks_noise(const cc_window *w)
+{
+	return window_part(w) + w->params.width + 1;
+}
+
+static int64_t *
+blocks_draws(const cc_window *w)
+{
+	return blocks_noise(w) + w->params.width + 1;
+}
+
+static int64_t *
+blocks_excess(const cc_window *w)
+{
+	return blocks_draws(w) + w->params.block;
+}
+
+static double *
+blocks_bounds(const cc_window *w)
+{
+	return (double *) (blocks_excess(w) + blocks_ring(&w->params));
 }
 
 static cc_state *
@@ -501,6 +610,29 @@ honaker_grid(cc_window *w)
 		}
 }
 
+/*
+ * blocks: the lambdas of the bound's grid, below the pole (every weight is
+ * at most K / (K + 1) < 1), the log mgf of a full block at each, and no
+ * bound cached.
+ */
+static void
+blocks_init(cc_window *w)
+{
+	double		inv_b;
+
+	w->levels = 2;
+	blocks_scale(&w->params, &w->scale);
+	inv_b = cc_inverse_scale(w->scale);
+	for (int i = 0; i < GRID; i++)
+	{
+		w->lambda[i] = inv_b * (1.0 - pow(0.9, i + 1));
+		w->log_mgf[0][i] = cc_window_blocks_log_mgf(inv_b, w->params.block, w->params.block,
+													w->lambda[i]);
+	}
+	for (int64_t i = 0; i < w->params.block; i++)
+		blocks_bounds(w)[i] = NAN;
+}
+
 void
 cc_window_init(cc_window *w, const cc_window_params *params)
 {
@@ -533,6 +665,8 @@ cc_window_init(cc_window *w, const cc_window_params *params)
 		for (int64_t j = 0; j + 1 < w->levels; j++)
 			kary_level(w, j)[0] = -1;
 	}
+	else if (params->kind == CC_WINDOW_BLOCKS)
+		blocks_init(w);
 	else
 	{
 		cc_params	p = smooth_params(params);
@@ -759,6 +893,142 @@ kary_push(cc_window *w, int64_t x, cc_rng *rng)
 	return CC_OK;
 }
 
+/*
+ * blocks: block b starts: its K step draws, then its own, and the prefix of
+ * the blocks' excesses E_b = Z_b - sum of its steps' draws.
+ */
+static cc_status
+blocks_open(cc_window *w, int64_t b, cc_rng *rng)
+{
+	int64_t    *draws = blocks_draws(w);
+	int64_t    *excess = blocks_excess(w);
+	int64_t		ring = blocks_ring(&w->params);
+	int64_t		sum = 0;
+	int64_t		own;
+
+	for (int64_t i = 0; i < w->params.block; i++)
+	{
+		draws[i] = cc_discrete_laplace(rng, w->scale);
+		if (!cc_add(sum, draws[i], &sum))
+			return CC_OVERFLOW;
+	}
+	own = cc_discrete_laplace(rng, w->scale);
+	if (__builtin_sub_overflow(own, sum, &own) ||
+		!cc_add(excess[b % ring], own, &excess[(b + 1) % ring]))
+		return CC_OVERFLOW;
+	return CC_OK;
+}
+
+/* blocks: E_b from the ring of their prefixes */
+static __int128
+blocks_excess_of(const cc_window *w, int64_t b)
+{
+	const int64_t *excess = blocks_excess(w);
+	int64_t		ring = blocks_ring(&w->params);
+
+	return (__int128) excess[(b + 1) % ring] - excess[b % ring];
+}
+
+/*
+ * blocks: the window's noise times K + 1 (window_blocks.c): K + 1 times
+ * its steps' draws (steps_draws), plus q E_b for each block holding q of
+ * its steps.
+ */
+static __int128
+blocks_numerator(const cc_window *w, const cc_window_span *span, int64_t steps_draws)
+{
+	const int64_t *excess = blocks_excess(w);
+	int64_t		ring = blocks_ring(&w->params);
+	__int128	num = (__int128) (w->params.block + 1) * steps_draws;
+
+	num += (__int128) span->q_first * blocks_excess_of(w, span->first);
+	if (span->q_last > 0)
+		num += (__int128) span->q_last * blocks_excess_of(w, span->last);
+	if (span->full > 0)
+		num += (__int128) w->params.block *
+			((__int128) excess[span->last % ring] - excess[(span->first + 1) % ring]);
+	return num;
+}
+
+/* num / d rounded to nearest, halves up (d > 0) */
+static __int128
+round_quotient(__int128 num, int64_t d)
+{
+	__int128	twice = 2 * num + d;
+	__int128	q = twice / (2 * (__int128) d);
+
+	if (twice % (2 * (__int128) d) != 0 && twice < 0)
+		q--;
+	return q;
+}
+
+/*
+ * blocks: the bound of the window's noise, Chernoff's at the best lambda of
+ * the grid, plus the rounding; the error is an integer.
+ */
+static double
+blocks_bound(const cc_window *w, const cc_window_span *span)
+{
+	double		inv_b = cc_inverse_scale(w->scale);
+	double		best = INFINITY;
+
+	for (int i = 0; i < GRID; i++)
+	{
+		double		log_mgf = (double) span->full * w->log_mgf[0][i] +
+			cc_window_blocks_log_mgf(inv_b, w->params.block, span->q_first, w->lambda[i]) +
+			cc_window_blocks_log_mgf(inv_b, w->params.block, span->q_last, w->lambda[i]);
+
+		best = fmin(best, (w->log_term + log_mgf) / w->lambda[i]);
+	}
+	return fmax(0.0, ceil(best * (1.0 + 1e-9) + ROUNDING) - 1.0);
+}
+
+/*
+ * blocks: the prefixes of the exact counts and of the steps' draws into
+ * their rings, the window the rounded estimate; the bound is periodic in t
+ * from W on (window_blocks.c), cached by t mod K.
+ */
+static cc_status
+blocks_push(cc_window *w, int64_t x, cc_rng *rng)
+{
+	int64_t    *counts = blocks_counts(w);
+	int64_t    *noise = blocks_noise(w);
+	int64_t		ring = w->params.width + 1;
+	int64_t		block = w->params.block;
+	int64_t		t = w->t;
+	int64_t		lo = t > w->params.width ? t - w->params.width + 1 : 1;
+	int64_t		exact,
+				steps_draws;
+	__int128	noisy;
+	cc_window_span span;
+
+	if ((t - 1) % block == 0 && blocks_open(w, (t - 1) / block, rng) != CC_OK)
+		return CC_OVERFLOW;
+	if (!cc_add(counts[(t - 1) % ring], x, &counts[t % ring]) ||
+		!cc_add(noise[(t - 1) % ring], blocks_draws(w)[(t - 1) % block], &noise[t % ring]) ||
+		__builtin_sub_overflow(counts[t % ring], counts[(lo - 1) % ring], &exact) ||
+		__builtin_sub_overflow(noise[t % ring], noise[(lo - 1) % ring], &steps_draws))
+		return CC_OVERFLOW;
+	cc_window_blocks_span(w->params.width, block, t, &span);
+	noisy = exact + round_quotient(blocks_numerator(w, &span, steps_draws), block + 1);
+	if (noisy > INT64_MAX || noisy < INT64_MIN)
+		return CC_OVERFLOW;
+	w->noisy = (int64_t) noisy;
+	w->units = cc_window_blocks_units(w->params.width, block, t);
+	w->draws = (block + 1) * (span.last - span.first + 1);
+	if (t < w->params.width)
+		w->bound = blocks_bound(w, &span);
+	else
+	{
+		double	   *cached = &blocks_bounds(w)[(t - 1) % block];
+
+		if (isnan(*cached))
+			*cached = blocks_bound(w, &span);
+		w->bound = *cached;
+	}
+	return CC_OK;
+}
+
 cc_status
 cc_window_push(cc_window *w, int64_t item, cc_rng *rng)
 {
@@ -773,9 +1043,12 @@ cc_window_push(cc_window *w, int64_t item, cc_rng *rng)
 		status = tree_push(w, item, rng);
 	else if (w->params.kind == CC_WINDOW_KARY)
 		status = kary_push(w, item, rng);
+	else if (w->params.kind == CC_WINDOW_BLOCKS)
+		status = blocks_push(w, item, rng);
 	else
 		status = diff_push(w, item, rng);
-	if (status != CC_OK || w->params.kind == CC_WINDOW_HONAKER)
+	if (status != CC_OK || w->params.kind == CC_WINDOW_HONAKER ||
+		w->params.kind == CC_WINDOW_BLOCKS)
 		return status;
 	/* equal draws of one scale: the bound of their sum, by their number */
 	if (isnan(w->bounds[w->draws]))

@@ -25,10 +25,16 @@
  *	  stream's length; the window is prefix(t) - prefix(t - W), whose
  *	  common blocks cancel exactly (window_kary.c).  k is chosen from the
  *	  public parameters.
+ *	- CC_WINDOW_BLOCKS: two levels, every step and every aligned block of K
+ *	  steps, each with its own draw of scale 2 Delta / epsilon; the window
+ *	  is the least-squares estimate from both levels, block by block, of
+ *	  q (K + 1 - q) / (K + 1) draws' variance for the q steps it holds of a
+ *	  block (window_blocks.c).  K is chosen from the public parameters.
  * CC_WINDOW_AUTO picks the one of least mean variance over the horizon,
  * from exact per-step formulas.  Noise is drawn when a step is pushed and
  * stored; reading never draws.  The state is one flat block of
- * O(min(W, horizon)) words (kary: W + 1 words and O(k h) more).
+ * O(min(W, horizon)) words (kary: W + 1 words and O(k h) more; blocks:
+ * 2 (W + 1) + 2 K + W / K + 4).
  */
 #ifndef CC_WINDOW_H
 #define CC_WINDOW_H
@@ -45,6 +51,7 @@ typedef enum cc_window_kind
 	CC_WINDOW_DIFF,
 	CC_WINDOW_HONAKER,
 	CC_WINDOW_KARY,
+	CC_WINDOW_BLOCKS,
 	CC_WINDOW_AUTO				/* resolved by cc_window_prepare() */
 } cc_window_kind;
 
@@ -60,7 +67,12 @@ typedef struct cc_window_params
 	int64_t		sensitivity;	/* events one unit adds to the whole stream */
 	double		beta;			/* the bound fails with at most this */
 	int64_t		arity;			/* kary: k, chosen by cc_window_prepare() */
+	int64_t		block;			/* blocks: K, chosen by cc_window_prepare()
+								 * when 0 */
 } cc_window_params;
+
+/* blocks: the largest K weighed, and that a caller may name */
+#define CC_WINDOW_BLOCKS_MAX_K 2048
 
 /*
  * Check the parameters, clamp the width to the horizon and resolve
@@ -90,7 +102,8 @@ extern void cc_window_read(const cc_window *window, cc_release *release);
 
 /*
  * The noisy values summed by the release at the current step: draws (tree,
- * difference, kary) or node estimates (honaker).
+ * difference, kary) or node estimates (honaker); blocks: the draws of
+ * the blocks it touches, K + 1 a block.
  */
 extern int64_t cc_window_draws(const cc_window *window);
 
@@ -115,6 +128,32 @@ extern int64_t cc_window_kary_round(int64_t x, int64_t power);
 extern int64_t cc_window_kary_draws_at(int64_t arity, int64_t width, int64_t t);
 extern void cc_window_kary_draws_over_horizon(int64_t arity, int64_t width, int64_t horizon,
 											  double *sum, int64_t *most);
+
+/*
+ * blocks (window_blocks.c): the blocks the window at t touches; the
+ * variance of the window at t over one
+ * draw's, sum over its blocks of q (K + 1 - q) / (K + 1); its sum over steps
+ * 1 .. horizon and its largest value, in O(K); the K of least mean variance
+ * over the horizon (0 if none fits 1 .. CC_WINDOW_BLOCKS_MAX_K); the log
+ * moment generating function, at lambda, of a block's share of the noise
+ * when the window holds q of its steps, for draws of inverse scale inv_b.
+ */
+typedef struct cc_window_span
+{
+	int64_t		first;			/* the blocks of the window's first step */
+	int64_t		last;			/* and of its last (t's) */
+	int64_t		q_first;		/* the window's steps in block first */
+	int64_t		q_last;			/* in block last, 0 if it is first */
+	int64_t		full;			/* the blocks between them */
+} cc_window_span;
+
+extern void cc_window_blocks_span(int64_t width, int64_t block, int64_t t,
+								  cc_window_span *span);
+extern double cc_window_blocks_units(int64_t width, int64_t block, int64_t t);
+extern void cc_window_blocks_over_horizon(int64_t width, int64_t block, int64_t horizon,
+										  double *sum, double *most);
+extern int64_t cc_window_blocks_choose(int64_t width, int64_t horizon);
+extern double cc_window_blocks_log_mgf(double inv_b, int64_t block, int64_t q, double lambda);
 
 /*
  * For tests: the tree's nodes closed by the last step, their noisy values

@@ -46,7 +46,7 @@ window_params_from_call(FunctionCallInfo fcinfo, int nitems, cc_window_params *p
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown window construction \"%s\"", name),
-				 errhint("Use tree, honaker, difference, kary or auto.")));
+				 errhint("Use tree, honaker, difference, kary, blocks or auto.")));
 	params->sensitivity = PG_GETARG_INT64(4);
 	params->beta = PG_GETARG_FLOAT8(5);
 	status = cc_window_prepare(params);

@@ -61,7 +61,7 @@ is_a_tree(cc_window_kind kind)
 static cc_window_params
 window_params(cc_window_kind kind, int64_t width, int64_t horizon, double epsilon)
 {
-	cc_window_params p = {kind, width, horizon, 0, 1, 0.05, 0};
+	cc_window_params p = {kind, width, horizon, 0, 1, 0.05, 0, 0};
 
 	cc_epsilon_units(epsilon, &p.epsilon_units);
 	return p;
@@ -710,8 +710,8 @@ test_honaker_window(void)
 }
 
 /*
- * auto: the construction of least mean variance; the table of both, for
- * the README.
+ * auto: the construction of least mean variance; the table of all, for
+ * the docs.
  */
 static void
 test_auto(void)
@@ -745,12 +745,14 @@ test_auto(void)
 			CHECK(mean[CC_WINDOW_HONAKER] <= mean[CC_WINDOW_TREE] &&
 				  worst[CC_WINDOW_HONAKER] <= worst[CC_WINDOW_TREE], "honaker above the tree");
 			printf("window: T = %lld, W = %lld: tree %.1f / %.1f, honaker %.1f / %.1f, "
-				   "difference %.1f / %.1f, kary %.1f / %.1f (mean / worst, epsilon 1)\n",
+				   "difference %.1f / %.1f, kary %.1f / %.1f, blocks %.1f / %.1f "
+				   "(mean / worst, epsilon 1)\n",
 				   (long long) horizons[h], (long long) widths[i],
 				   mean[CC_WINDOW_TREE], worst[CC_WINDOW_TREE],
 				   mean[CC_WINDOW_HONAKER], worst[CC_WINDOW_HONAKER],
 				   mean[CC_WINDOW_DIFF], worst[CC_WINDOW_DIFF],
-				   mean[CC_WINDOW_KARY], worst[CC_WINDOW_KARY]);
+				   mean[CC_WINDOW_KARY], worst[CC_WINDOW_KARY],
+				   mean[CC_WINDOW_BLOCKS], worst[CC_WINDOW_BLOCKS]);
 		}
 	/* one window: a single draw of L = 1 level */
 	{

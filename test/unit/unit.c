@@ -212,6 +212,7 @@ main(void)
 	test_monotone();
 	test_sparse_vector();
 	test_kary();
+	test_window_blocks();
 	printf("%d passed, %d failed\n", unit_passed, unit_failed);
 	return unit_failed == 0 ? 0 : 1;
 }

@@ -71,7 +71,9 @@ extern cc_state *new_state(cc_params *p);
  * standard deviations, each below 1e-12, add under 1.2e-11; test_window.c's
  * 18 on the kary window (3 for each of the 6 steps of its 2 runs of
  * check_variance(), at 7 standard deviations) add 4.7e-11, and
- * sql/window_kary.sql's bound check at beta 1e-12 adds 1e-12: together,
+ * sql/window_kary.sql's bound check at beta 1e-12 adds 1e-12, and
+ * sql/window_blocks.sql's as much;
+ * test_window_blocks.c's 23, at 7 standard deviations, add 6e-11: together,
  * under one in a million (9.98e-7).
  */
 #define UNIT_Z 6.0
@@ -146,5 +148,6 @@ extern void test_window(void);
 extern void test_monotone(void);
 extern void test_sparse_vector(void);
 extern void test_kary(void);
+extern void test_window_blocks(void);
 
 #endif							/* CC_UNIT_H */
