@@ -264,20 +264,44 @@ shard_params(const ShardAsk *ask, Oid partition, ForeignTable *table, const char
 }
 
 void
-shards_send(ShardCall *call, const ShardAsk *ask)
+shards_open(ShardCall *call)
 {
-	ForeignTable *table = GetForeignTable(call->partition);
-	ForeignServer *server = GetForeignServer(table->serverid);
-	const char *params[15];
+	ForeignServer *server = GetForeignServer(GetForeignTable(call->partition)->serverid);
 
 	call->server = server->servername;
-	shard_params(ask, call->partition, table, params);
 	shard_connect(call, server, GetUserMapping(GetUserId(), server->serverid));
-	if (!PQsendQueryParams(call->conn, SHARD_CALL, 15, NULL, params, NULL, NULL, 0))
+}
+
+void
+shards_send_sql(ShardCall *call, const char *sql, int nparams, const char *const *params)
+{
+	if (!PQsendQueryParams(call->conn, sql, nparams, NULL, params, NULL, NULL, 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("could not ask shard \"%s\" for its bounded counts", call->server),
 				 errdetail_internal("%s", pchomp(PQerrorMessage(call->conn)))));
+}
+
+void
+shards_send(ShardCall *call, const ShardAsk *ask)
+{
+	const char *params[15];
+
+	shard_params(ask, call->partition, GetForeignTable(call->partition), params);
+	shards_open(call);
+	shards_send_sql(call, SHARD_CALL, 15, params);
+}
+
+void
+shards_remote_names(Oid relid, Oid partition, AttrNumber unit, char **schema, char **table,
+					char **unit_column)
+{
+	ForeignTable *foreign = GetForeignTable(partition);
+
+	*schema = option_or(foreign->options, "schema_name",
+						get_namespace_name(get_rel_namespace(partition)));
+	*table = option_or(foreign->options, "table_name", get_rel_name(partition));
+	*unit_column = remote_column(relid, partition, unit);
 }
 
 /* The next result of a call, waiting on the latch: a cancel interrupts it. */
@@ -326,21 +350,45 @@ report_shard_error(ShardCall *call, PGresult *result)
 			 errmsg("shard \"%s\" did not bound its rows: %s", call->server, text)));
 }
 
+/*
+ * The one row of ncols columns that the shard answered, as text (NULL for
+ * SQL's null), once the statement has ended: its commit too, so that what
+ * is read is what the shard keeps.  An error after the row (a commit that
+ * failed) is the call's error.
+ */
+char	  **
+shards_collect_row(ShardCall *call, int ncols)
+{
+	PGresult   *result = next_result(call);
+	char	  **values = palloc0_array(char *, ncols);
+
+	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1 ||
+		PQnfields(result) != ncols)
+		report_shard_error(call, result);
+	for (int i = 0; i < ncols; i++)
+		if (!PQgetisnull(result, 0, i))
+			values[i] = pstrdup(PQgetvalue(result, 0, i));
+	PQclear(result);
+	while ((result = next_result(call)) != NULL)
+	{
+		if (PQresultStatus(result) != PGRES_TUPLES_OK && PQresultStatus(result) != PGRES_COMMAND_OK)
+			report_shard_error(call, result);
+		PQclear(result);
+	}
+	return values;
+}
+
 void
 shards_collect(ShardCall *call, const ShardAsk *ask, int64 *counts)
 {
-	PGresult   *result = next_result(call);
-	char	   *answer;
+	char	   *answer = shards_collect_row(call, 1)[0];
 	Datum	   *cells;
 	int			ncells;
 
-	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1 ||
-		PQnfields(result) != 1 || PQgetisnull(result, 0, 0))
-		report_shard_error(call, result);
-	answer = pstrdup(PQgetvalue(result, 0, 0));
-	PQclear(result);
-	while ((result = next_result(call)) != NULL)
-		PQclear(result);
+	if (answer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("shard \"%s\" answered no counts", call->server)));
 	deconstruct_array(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, answer, INT8OID, -1)),
 					  INT8OID, 8, true, TYPALIGN_DOUBLE, &cells, NULL, &ncells);
 	if (ncells != ask->nkeys * ask->nsteps)
