@@ -8,9 +8,10 @@
 #   equals the sum over persons of min(max_rows, rows), under load and
 #   after every step that could read both shards;
 # - rows inserted through the coordinator count once (on their shard);
-# - kill -9 of the coordinator while a step is waiting for a shard, which
-#   then seals its batch (or not, as the lost client lets it): a later step
-#   reads what was sealed, once;
+# - a batch sealed on a shard whose reading the coordinator never
+#   committed is read again by the next step, once;
+# - kill -9 of the coordinator while a step is waiting for a shard: a
+#   later step counts the rows, once;
 # - kill -9 of the coordinator and of a shard under load: the same;
 # - a shard stopped for a few steps: contcount.counter_shards says it is
 #   delayed, its counts arrive once it is back, none lost, none doubled;
@@ -201,8 +202,23 @@ for (1 .. 6)
 $_->finish for @loads;
 counted_once('under load on both shards');
 
+# a batch that the shard sealed and committed but whose reading the
+# coordinator never committed (its crash between the two commits): asked
+# again with the same watermark, the shard answers it again, and the next
+# step counts it, once
+$shards[0]->safe_psql('postgres', 'INSERT INTO events (user_id) SELECT 29000 + u FROM generate_series(1, 7) u');
+my $feed = $shards[0]->safe_psql('postgres', 'SELECT name FROM contcount.shard_feed');
+my $mark = $coord->safe_psql('postgres',
+	"SELECT read_upto FROM contcount.counter_shard WHERE server = 'shard1'");
+my $sealed = "SELECT (contcount.shard_feed_take('$feed', 'public', 'events', 'user_id', $max_rows, $mark))[2]";
+is(query($shards[0], $sealed, 'coord'), '7', 'a batch sealed on the shard, its reading not recorded');
+is(query($shards[0], $sealed, 'coord'), '7', 'the shard answers it again to the same watermark');
+my $before = released();
+counted_once('a batch sealed and not recorded');
+is(released(), $before + 7, 'the next step counted it once');
+
 # kill -9 of the coordinator while its step waits for a shard, which then
-# seals a batch that the coordinator never recorded
+# loses its client: its seal rolls back, and a later step seals again
 $shards[0]->safe_psql('postgres', 'INSERT INTO events (user_id) SELECT 30000 + u FROM generate_series(1, 25) u');
 my $locker = $shards[0]->background_psql('postgres');
 $locker->query_safe('BEGIN; SELECT * FROM contcount.shard_feed FOR UPDATE');
@@ -214,7 +230,7 @@ my $pending_tick = IPC::Run::start(
 ok($shards[0]->poll_query_until('postgres',
 		"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE '%shard_feed_take%' AND wait_event_type = 'Lock'"),
 	"the coordinator's step waits for shard 1");
-my $before = released();
+$before = released();
 kill9_postmaster_and_start($coord);
 $pending_tick->finish;
 $locker->query_safe('COMMIT');
