@@ -43,6 +43,10 @@
  * no one knows how to make one on purpose.  A database not yet updated to
  * 0.6 keeps units by their text form.
  *
+ * Rows inserted through a coordinator into a partition that is a shard
+ * (shards.c) are not counted here: they arrive on the shard, whose own
+ * trigger counts them for this counter (shard_feed.c), so they count once.
+ *
  * Over a source with per-block budgets, a row is counted only if its time
  * lies in the blocks the counter paid (see FeedCounter), checked before
  * the row is logged, so that an uncounted row spends nothing of its unit's
