@@ -243,7 +243,10 @@ require_feeding_trigger(Oid relid, const char *unit_column)
 /*
  * The feed's row, made if new (its trigger's lookups are forgotten, so
  * that inserts log for it once this commits), and locked until the
- * transaction ends: the seals of a feed come one at a time.  Its id.
+ * transaction ends: the seals of a feed come one at a time.  Its id.  A
+ * seal under way elsewhere (one whose coordinator died and that has not
+ * noticed yet) makes this one fail at once (55P03), not wait: the
+ * coordinator's step never hangs on it, and reads this shard later.
  */
 static int64
 lock_feed(const char *name, Oid relid, int32 max_rows)
@@ -261,7 +264,7 @@ lock_feed(const char *name, Oid relid, int32 max_rows)
 	if (SPI_processed > 0)
 		feed_cache_changed();
 	owner_run(&lock_plan, "SELECT id FROM contcount.shard_feed WHERE name OPERATOR(pg_catalog.=) $1 "
-			  "AND relid OPERATOR(pg_catalog.=) $2 AND max_rows OPERATOR(pg_catalog.=) $3 FOR UPDATE",
+			  "AND relid OPERATOR(pg_catalog.=) $2 AND max_rows OPERATOR(pg_catalog.=) $3 FOR UPDATE NOWAIT",
 			  3, types, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		ereport(ERROR,

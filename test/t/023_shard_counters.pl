@@ -10,8 +10,9 @@
 # - rows inserted through the coordinator count once (on their shard);
 # - a batch sealed on a shard whose reading the coordinator never
 #   committed is read again by the next step, once;
-# - kill -9 of the coordinator while a step is waiting for a shard: a
-#   later step counts the rows, once;
+# - kill -9 of the coordinator while a step is waiting inside a shard's
+#   seal, and a connection to a shard lost there: a later step counts the
+#   rows, once;
 # - kill -9 of the coordinator and of a shard under load: the same;
 # - a shard stopped for a few steps: contcount.counter_shards says it is
 #   delayed, its counts arrive once it is back, none lost, none doubled;
@@ -217,29 +218,55 @@ my $before = released();
 counted_once('a batch sealed and not recorded');
 is(released(), $before + 7, 'the next step counted it once');
 
-# kill -9 of the coordinator while its step waits for a shard, which then
-# loses its client: its seal rolls back, and a later step seals again
-$shards[0]->safe_psql('postgres', 'INSERT INTO events (user_id) SELECT 30000 + u FROM generate_series(1, 25) u');
-my $locker = $shards[0]->background_psql('postgres');
-$locker->query_safe('BEGIN; SELECT * FROM contcount.shard_feed FOR UPDATE');
-my ($tick_out, $tick_err) = ('', '');
-my $pending_tick = IPC::Run::start(
-	[ 'psql', '-X', '-h', $coord->host, '-p', $coord->port, '-U', 'analyst', '-c',
-	  "SELECT contcount.tick('feed')", 'postgres' ],
-	'>', \$tick_out, '2>', \$tick_err);
-ok($shards[0]->poll_query_until('postgres',
-		"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE '%shard_feed_take%' AND wait_event_type = 'Lock'"),
-	"the coordinator's step waits for shard 1");
+# A step of the coordinator held inside shard 1's seal: a person of the
+# shard with room left logs a row, and a session of the shard holds the
+# person's bounded row, which the seal then waits for.  Returns the
+# session and the tick under way.
+sub step_held_on_shard
+{
+	my ($person) = @_;
+	$shards[0]->safe_psql('postgres', "INSERT INTO events (user_id) VALUES ($person), ($person)");
+	tick();
+	$shards[0]->safe_psql('postgres', "INSERT INTO events (user_id) VALUES ($person)");
+	my $locker = $shards[0]->background_psql('postgres');
+	$locker->query_safe('BEGIN; SELECT * FROM contcount.counter_unit WHERE counter_id < 0 FOR UPDATE');
+	my ($out, $err) = ('', '');
+	my $tick = IPC::Run::start(
+		[ 'psql', '-X', '-h', $coord->host, '-p', $coord->port, '-U', 'analyst', '-c',
+		  "SELECT contcount.tick('feed')", 'postgres' ],
+		'>', \$out, '2>', \$err);
+	ok($shards[0]->poll_query_until('postgres',
+			"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE '%shard_feed_take%' "
+			  . "AND wait_event_type = 'Lock'"),
+		"the coordinator's step waits inside shard 1's seal");
+	return ($locker, $tick);
+}
+
+# kill -9 of the coordinator while its step waits inside a shard's seal,
+# which then loses its client: the seal rolls back, a later step seals again
+my ($locker, $pending_tick) = step_held_on_shard(30000);
 $before = released();
 kill9_postmaster_and_start($coord);
 $pending_tick->finish;
 $locker->query_safe('COMMIT');
+$locker->quit;
 ok($shards[0]->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE '%shard_feed_take%' AND pid <> pg_backend_pid()"),
 	"the shard's side of the killed step ends");
 wait_for_step_worker($coord);
 is(released(), $before, 'the killed step released nothing');
 counted_once('kill -9 of the coordinator mid-step');
+
+# the connection to a shard lost while the step waits inside its seal: the
+# step goes on without that shard, whose rows a later step counts, once
+($locker, $pending_tick) = step_held_on_shard(30001);
+$shards[0]->safe_psql('postgres', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+	  . "WHERE query LIKE '%shard_feed_take%' AND wait_event_type = 'Lock'");
+$pending_tick->finish;
+is(delayed(), 'shard1', 'a lost connection delays the shard');
+$locker->query_safe('COMMIT');
+$locker->quit;
+counted_once('a connection lost mid-step');
 
 # kill -9 of the coordinator, then of a shard, under load
 for my $node ($coord, $shards[1])
