@@ -239,7 +239,7 @@ shard_counters_open(int64 counter)
 	if (counter_source(counter, &source))
 		foreach(lc, shards_partitions(source.relid, source.unit))
 		{
-			ShardCall	call = {lfirst_oid(lc), NULL, NULL};
+			ShardCall	call = {lfirst_oid(lc), NULL, NULL, true};
 			ShardRead	read = {0, 0, 0, NULL};
 
 			if (!shards_is_shard(call.partition))
@@ -266,7 +266,7 @@ shard_counters_collect(int64 counter)
 	if (counter_source(counter, &source))
 		foreach(lc, shards_partitions(source.relid, source.unit))
 		{
-			ShardCall	call = {lfirst_oid(lc), NULL, NULL};
+			ShardCall	call = {lfirst_oid(lc), NULL, NULL, true};
 			ShardRead	read = {0, 0, 0, NULL};
 
 			if (!shards_is_shard(call.partition))

@@ -155,6 +155,33 @@ is_libpq_option(const PQconninfoOption *defaults, const char *keyword)
 }
 
 /*
+ * A watchful call's libpq options, each unless the server or the user
+ * mapping sets it: give up connecting after 10 s, and a connection whose
+ * shard stops answering the kernel's keepalives after about 25 s idle.  A
+ * long seal of a shard that answers them is not cut short.
+ */
+static const char *const watchful_options[][2] = {
+	{"connect_timeout", "10"},
+	{"keepalives_idle", "10"},
+	{"keepalives_interval", "5"},
+	{"keepalives_count", "3"},
+};
+
+#define NWATCHFUL lengthof(watchful_options)
+
+/* The watchful options that options does not set, after keywords[*n]. */
+static void
+add_watchful(List *options, const char **keywords, const char **values, int *n)
+{
+	for (int i = 0; i < (int) NWATCHFUL; i++)
+		if (option_or(options, watchful_options[i][0], NULL) == NULL)
+		{
+			keywords[*n] = watchful_options[i][0];
+			values[(*n)++] = watchful_options[i][1];
+		}
+}
+
+/*
  * Connect as postgres_fdw would: the libpq options of the server and of the
  * user mapping.  As postgres_fdw, a role that is not a superuser must log in
  * with a password, not as the server's own OS user (2F003).
@@ -164,8 +191,8 @@ shard_connect(ShardCall *call, ForeignServer *server, UserMapping *mapping)
 {
 	PQconninfoOption *defaults = PQconndefaults();
 	List	   *options = list_concat(list_copy(server->options), mapping->options);
-	const char **keywords = palloc0_array(const char *, list_length(options) + 3);
-	const char **values = palloc0_array(const char *, list_length(options) + 3);
+	const char **keywords = palloc0_array(const char *, list_length(options) + 3 + NWATCHFUL);
+	const char **values = palloc0_array(const char *, list_length(options) + 3 + NWATCHFUL);
 	int			n = 0;
 	ListCell   *lc;
 
@@ -180,6 +207,8 @@ shard_connect(ShardCall *call, ForeignServer *server, UserMapping *mapping)
 		}
 	}
 	PQconninfoFree(defaults);
+	if (call->watchful)
+		add_watchful(options, keywords, values, &n);
 	keywords[n] = "fallback_application_name";
 	values[n++] = "contcount";
 	keywords[n] = "client_encoding";

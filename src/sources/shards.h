@@ -46,6 +46,12 @@ typedef struct ShardCall
 	Oid			partition;
 	char	   *server;
 	void	   *conn;			/* a PGconn */
+	/*
+	 * The step worker's call: a connect_timeout and TCP keepalives of its
+	 * own unless the server's options set them (shards.c), so
+	 * that a shard that vanished fails the call in seconds, not hours.
+	 */
+	bool		watchful;
 } ShardCall;
 
 /*
