@@ -275,6 +275,11 @@ shard_counters_collect(int64 counter)
 			read.after = watermark(counter, call.server);
 			read_shard(&call, counter, &source, &read);
 			record_read(counter, call.server, &read);
+			if (read.error != NULL)
+				ereport(LOG,
+						(errmsg("a step of counter " INT64_FORMAT " could not read shard \"%s\": %s",
+								counter, call.server, read.error),
+						 errdetail("The shard's counts wait for a later step.")));
 			if (__builtin_add_overflow(items, read.rows, &items))
 				elog(ERROR, "the step of counter " INT64_FORMAT " overflows", counter);
 		}
