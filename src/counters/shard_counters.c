@@ -13,7 +13,8 @@
  * coordinator's trigger leaves them to the shard (source_counter.c).
  *
  * Closing a step, the worker asks every shard, through the foreign server
- * and the extension owner's user mapping as a release does, for the
+ * and the extension owner's user mapping as a release does (all shards
+ * first, then each answer, so that they seal at the same time), for the
  * batches after the last one it read (contcount.counter_shard.read_upto),
  * adds their exact bounded counts to the step's count, and records the new
  * watermark, in the step's transaction: both commit or neither does, so a
@@ -117,18 +118,14 @@ feed_name(int64 counter)
 					counter);
 }
 
-/* Ask the shard of call->partition for its batches after read->after. */
+/* Send the shard of call->partition the call for its batches after read->after. */
 static void
-ask_shard(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead *read)
+send_ask(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead *read)
 {
 	const char *params[6];
 	char	   *schema;
 	char	   *table;
 	char	   *unit;
-	char	  **row;
-	ArrayType  *answer;
-	Datum	   *cells;
-	int			ncells;
 
 	shards_remote_names(source->relid, call->partition, source->unit, &schema, &table, &unit);
 	params[0] = feed_name(counter);
@@ -139,7 +136,19 @@ ask_shard(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead
 	params[5] = psprintf(INT64_FORMAT, read->after);
 	shards_open(call);
 	shards_send_sql(call, TAKE_SQL, 6, params);
-	row = shards_collect_row(call, 1);
+}
+
+/* The shard's answer, {last batch, rows}, once its transaction has committed. */
+static void
+take_answer(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead *read)
+{
+	char	  **row = shards_collect_row(call, 1);
+	ArrayType  *answer;
+	Datum	   *cells;
+	int			ncells;
+
+	(void) counter;
+	(void) source;
 	answer = row[0] ? DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, row[0], INT8OID, -1)) : NULL;
 	if (answer != NULL)
 		deconstruct_array(answer, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &cells, NULL, &ncells);
@@ -150,15 +159,21 @@ ask_shard(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead
 				 errmsg("shard \"%s\" answered no batches of counts", call->server)));
 	read->upto = DatumGetInt64(cells[0]);
 	read->rows = DatumGetInt64(cells[1]);
+	shards_close(call);
 }
 
+typedef void (*ShardStage) (ShardCall *call, int64 counter, const ShardedSource *source,
+							ShardRead *read);
+
 /*
- * ask_shard in a subtransaction: an error (the shard down, the connection
- * lost, the shard's refusal) is kept in read->error and undoes nothing of
- * the step's but that shard's reading.
+ * One stage of a shard's call in a subtransaction: an error (the shard
+ * down, the connection lost, the shard's refusal) closes the call and is
+ * kept in read->error, and undoes nothing of the step's but that shard's
+ * reading.
  */
 static void
-read_shard(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead *read)
+guarded(ShardStage stage, ShardCall *call, int64 counter, const ShardedSource *source,
+		ShardRead *read)
 {
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -167,8 +182,7 @@ read_shard(ShardCall *call, int64 counter, const ShardedSource *source, ShardRea
 	MemoryContextSwitchTo(context);
 	PG_TRY();
 	{
-		ask_shard(call, counter, source, read);
-		shards_close(call);
+		stage(call, counter, source, read);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -187,6 +201,40 @@ read_shard(ShardCall *call, int64 counter, const ShardedSource *source, ShardRea
 	PG_END_TRY();
 	MemoryContextSwitchTo(context);
 	CurrentResourceOwner = owner;
+}
+
+/*
+ * Ask every shard of the counter's source for its batches after its
+ * watermark, all first, so that they seal at the same time, then read each
+ * answer: what each said, or why it did not, a ShardRead per shard (*n of
+ * them, server names in calls).  An error that escapes ends the worker,
+ * whose exit closes the connections.
+ */
+static ShardRead *
+read_shards(int64 counter, const ShardedSource *source, ShardCall **calls, int *n)
+{
+	List	   *partitions = shards_partitions(source->relid, source->unit);
+	ShardRead  *reads = palloc0_array(ShardRead, list_length(partitions));
+	ListCell   *lc;
+
+	*calls = palloc0_array(ShardCall, list_length(partitions));
+	*n = 0;
+	foreach(lc, partitions)
+	{
+		ShardCall  *call = &(*calls)[*n];
+
+		if (!shards_is_shard(lfirst_oid(lc)))
+			continue;
+		call->partition = lfirst_oid(lc);
+		call->watchful = true;
+		call->server = GetForeignServer(GetForeignTable(call->partition)->serverid)->servername;
+		reads[*n].after = watermark(counter, call->server);
+		guarded(send_ask, call, counter, source, &reads[(*n)++]);
+	}
+	for (int i = 0; i < *n; i++)
+		if ((*calls)[i].conn != NULL)
+			guarded(take_answer, &(*calls)[i], counter, source, &reads[i]);
+	return reads;
 }
 
 /* Record what a step read of a shard, or why it read nothing. */
@@ -231,24 +279,15 @@ shard_counters_open(int64 counter)
 {
 	ShardedSource source;
 	OwnerScope	scope;
-	ListCell   *lc;
+	ShardCall  *calls;
+	int			n;
 
 	if (!contcount_has_column("counter_shard", "read_upto"))
 		return;
 	owner_begin(&scope);
+	/* what they answer waits for the step, which asks again */
 	if (counter_source(counter, &source))
-		foreach(lc, shards_partitions(source.relid, source.unit))
-		{
-			ShardCall	call = {lfirst_oid(lc), NULL, NULL, true};
-			ShardRead	read = {0, 0, 0, NULL};
-
-			if (!shards_is_shard(call.partition))
-				continue;
-			call.server = GetForeignServer(GetForeignTable(call.partition)->serverid)->servername;
-			read.after = watermark(counter, call.server);
-			/* what it answers waits for the step, which asks again */
-			read_shard(&call, counter, &source, &read);
-		}
+		(void) read_shards(counter, &source, &calls, &n);
 	owner_end(&scope);
 }
 
@@ -257,32 +296,26 @@ shard_counters_collect(int64 counter)
 {
 	ShardedSource source;
 	OwnerScope	scope;
-	ListCell   *lc;
+	ShardCall  *calls;
+	ShardRead  *reads;
+	int			n = 0;
 	int64		items = 0;
 
 	if (!contcount_has_column("counter_shard", "read_upto"))
 		return 0;
 	owner_begin(&scope);
-	if (counter_source(counter, &source))
-		foreach(lc, shards_partitions(source.relid, source.unit))
-		{
-			ShardCall	call = {lfirst_oid(lc), NULL, NULL, true};
-			ShardRead	read = {0, 0, 0, NULL};
-
-			if (!shards_is_shard(call.partition))
-				continue;
-			call.server = GetForeignServer(GetForeignTable(call.partition)->serverid)->servername;
-			read.after = watermark(counter, call.server);
-			read_shard(&call, counter, &source, &read);
-			record_read(counter, call.server, &read);
-			if (read.error != NULL)
-				ereport(LOG,
-						(errmsg("a step of counter " INT64_FORMAT " could not read shard \"%s\": %s",
-								counter, call.server, read.error),
-						 errdetail("The shard's counts wait for a later step.")));
-			if (__builtin_add_overflow(items, read.rows, &items))
-				elog(ERROR, "the step of counter " INT64_FORMAT " overflows", counter);
-		}
+	reads = counter_source(counter, &source) ? read_shards(counter, &source, &calls, &n) : NULL;
+	for (int i = 0; i < n; i++)
+	{
+		record_read(counter, calls[i].server, &reads[i]);
+		if (reads[i].error != NULL)
+			ereport(LOG,
+					(errmsg("a step of counter " INT64_FORMAT " could not read shard \"%s\": %s",
+							counter, calls[i].server, reads[i].error),
+					 errdetail("The shard's counts wait for a later step.")));
+		if (__builtin_add_overflow(items, reads[i].rows, &items))
+			elog(ERROR, "the step of counter " INT64_FORMAT " overflows", counter);
+	}
 	owner_end(&scope);
 	return items;
 }

@@ -376,7 +376,7 @@ report_shard_error(ShardCall *call, PGresult *result)
 	PQclear(result);
 	ereport(ERROR,
 			(errcode(code),
-			 errmsg("shard \"%s\" did not bound its rows: %s", call->server, text)));
+			 errmsg("shard \"%s\" answered with an error: %s", call->server, text)));
 }
 
 /*
