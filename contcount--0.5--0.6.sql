@@ -1531,25 +1531,27 @@ COMMENT ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, b
 
 CREATE TABLE contcount.counter_shard (
     counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    partition oid NOT NULL,
     server text NOT NULL,
     read_upto bigint NOT NULL,
     rows bigint NOT NULL,
     tried_at timestamptz NOT NULL,
     read_at timestamptz,
     error text,
-    PRIMARY KEY (counter_id, server)
+    PRIMARY KEY (counter_id, partition)
 );
 REVOKE ALL ON contcount.counter_shard FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('contcount.counter_shard', '');
 COMMENT ON TABLE contcount.counter_shard IS
-    'internal, on the coordinator: the last batch each counter''s step read of each shard (its watermark), the exact rows read so far, and why the last step could not read it; extension owner only';
+    'internal, on the coordinator: the last batch each counter''s step read of each shard''s partition (its watermark), the exact rows read so far, and why the last step could not read it; extension owner only';
 
 CREATE VIEW contcount.counter_shards AS
-SELECT c.name AS counter, s.server, s.read_upto, s.read_at, s.tried_at,
+SELECT c.name AS counter, s.server, s.partition::pg_catalog.regclass AS partition, s.read_upto,
+       s.read_at, s.tried_at,
        s.error IS NOT NULL AS delayed, s.error
 FROM contcount.counter_shard s
 JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) s.counter_id
 WHERE EXISTS (SELECT 1 FROM contcount.counter_rows() r WHERE r.name OPERATOR(pg_catalog.=) c.name);
 GRANT SELECT ON contcount.counter_shards TO PUBLIC;
 COMMENT ON VIEW contcount.counter_shards IS
-    'the shards that feed the counters the current role may read: the last batch read, when, and whether the last step could not read it (its counts then come in a later step)';
+    'the shards that feed the counters the current role may read, a row per partition: the last batch read, when, and whether the last step could not read it (its counts then come in a later step)';

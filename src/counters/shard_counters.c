@@ -89,17 +89,17 @@ counter_source(int64 counter, ShardedSource *source)
 	return get_rel_relkind(source->relid) != '\0';
 }
 
-/* The last batch of the shard (server) the counter read: 0 before any. */
+/* The last batch of the shard's partition the counter read: 0 before any. */
 static int64
-watermark(int64 counter, const char *server)
+watermark(int64 counter, Oid partition)
 {
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		values[2] = {Int64GetDatum(counter), CStringGetTextDatum(server)};
+	Oid			types[2] = {INT8OID, OIDOID};
+	Datum		values[2] = {Int64GetDatum(counter), ObjectIdGetDatum(partition)};
 	bool		isnull;
 
 	if (SPI_execute_with_args("SELECT read_upto FROM contcount.counter_shard "
 							  "WHERE counter_id OPERATOR(pg_catalog.=) $1 "
-							  "AND server OPERATOR(pg_catalog.=) $2",
+							  "AND partition OPERATOR(pg_catalog.=) $2",
 							  2, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the watermarks of counter " INT64_FORMAT, counter);
 	return SPI_processed == 0 ? 0 :
@@ -107,15 +107,16 @@ watermark(int64 counter, const char *server)
 }
 
 /*
- * The feed's name on the shards: this counter of this database of this
- * cluster, so that a copy of the counter elsewhere (which pays again) is
- * fed afresh, not from the original's batches.
+ * The feed's name on the shard: this counter of this database of this
+ * cluster, through this partition (a server may hold several partitions,
+ * each its own table and feed), so that a copy of the counter elsewhere
+ * (which pays again) is fed afresh, not from the original's batches.
  */
 static char *
-feed_name(int64 counter)
+feed_name(int64 counter, Oid partition)
 {
-	return psprintf(UINT64_FORMAT ":%u:" INT64_FORMAT, GetSystemIdentifier(), MyDatabaseId,
-					counter);
+	return psprintf(UINT64_FORMAT ":%u:" INT64_FORMAT ":%u", GetSystemIdentifier(), MyDatabaseId,
+					counter, partition);
 }
 
 /* Send the shard of call->partition the call for its batches after read->after. */
@@ -128,7 +129,7 @@ send_ask(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead 
 	char	   *unit;
 
 	shards_remote_names(source->relid, call->partition, source->unit, &schema, &table, &unit);
-	params[0] = feed_name(counter);
+	params[0] = feed_name(counter, call->partition);
 	params[1] = schema;
 	params[2] = table;
 	params[3] = unit;
@@ -228,7 +229,7 @@ read_shards(int64 counter, const ShardedSource *source, ShardCall **calls, int *
 		call->partition = lfirst_oid(lc);
 		call->watchful = true;
 		call->server = GetForeignServer(GetForeignTable(call->partition)->serverid)->servername;
-		reads[*n].after = watermark(counter, call->server);
+		reads[*n].after = watermark(counter, call->partition);
 		guarded(send_ask, call, counter, source, &reads[(*n)++]);
 	}
 	for (int i = 0; i < *n; i++)
@@ -237,29 +238,30 @@ read_shards(int64 counter, const ShardedSource *source, ShardCall **calls, int *
 	return reads;
 }
 
-/* Record what a step read of a shard, or why it read nothing. */
+/* Record what a step read of a shard's partition, or why it read nothing. */
 static void
-record_read(int64 counter, const char *server, const ShardRead *read)
+record_read(int64 counter, const ShardCall *call, const ShardRead *read)
 {
-	Oid			types[5] = {INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID};
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', read->error ? ' ' : 'n'};
+	Oid			types[6] = {INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID, OIDOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', read->error ? ' ' : 'n', ' '};
 
 	values[0] = Int64GetDatum(counter);
-	values[1] = CStringGetTextDatum(server);
+	values[1] = CStringGetTextDatum(call->server);
 	values[2] = Int64GetDatum(read->upto);
 	values[3] = Int64GetDatum(read->rows);
 	values[4] = read->error ? CStringGetTextDatum(read->error) : (Datum) 0;
+	values[5] = ObjectIdGetDatum(call->partition);
 	if (SPI_execute_with_args("INSERT INTO contcount.counter_shard AS s "
-							  "(counter_id, server, read_upto, rows, tried_at, read_at, error) "
-							  "VALUES ($1, $2, $3, $4, pg_catalog.now(), "
+							  "(counter_id, partition, server, read_upto, rows, tried_at, read_at, error) "
+							  "VALUES ($1, $6, $2, $3, $4, pg_catalog.now(), "
 							  "CASE WHEN $5 IS NULL THEN pg_catalog.now() END, $5) "
-							  "ON CONFLICT (counter_id, server) DO UPDATE SET "
+							  "ON CONFLICT (counter_id, partition) DO UPDATE SET server = excluded.server, "
 							  "read_upto = excluded.read_upto, "
 							  "rows = s.rows OPERATOR(pg_catalog.+) excluded.rows, "
 							  "tried_at = excluded.tried_at, "
 							  "read_at = coalesce(excluded.read_at, s.read_at), error = excluded.error",
-							  5, types, values, nulls, false, 0) != SPI_OK_INSERT)
+							  6, types, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the shards read by counter " INT64_FORMAT, counter);
 }
 
@@ -307,7 +309,7 @@ shard_counters_collect(int64 counter)
 	reads = counter_source(counter, &source) ? read_shards(counter, &source, &calls, &n) : NULL;
 	for (int i = 0; i < n; i++)
 	{
-		record_read(counter, calls[i].server, &reads[i]);
+		record_read(counter, &calls[i], &reads[i]);
 		if (reads[i].error != NULL)
 			ereport(LOG,
 					(errmsg("a step of counter " INT64_FORMAT " could not read shard \"%s\": %s",

@@ -1,6 +1,6 @@
 # Counters fed by many servers: a coordinator whose source table is
-# hash-partitioned by the unit, its two partitions postgres_fdw foreign
-# tables on two shards that run contcount; applications insert on the
+# hash-partitioned by the unit, its three partitions postgres_fdw foreign
+# tables on two shards that run contcount (two on the first); applications insert on the
 # shards (as a role that is not a superuser), each shard's trigger logs the
 # rows, the coordinator's step collects the shards' sealed batches.
 # - every committed row of every shard is counted once, within its
@@ -45,10 +45,12 @@ for my $name ('feed1', 'feed2')
 		CREATE ROLE app LOGIN;
 		CREATE ROLE snoop LOGIN;
 		CREATE TABLE events (user_id int, at timestamptz DEFAULT now(), device text);
-		GRANT SELECT, INSERT ON events TO coord, app;
+		CREATE TABLE events_more (user_id int, at timestamptz DEFAULT now(), device text);
+		GRANT SELECT, INSERT ON events, events_more TO coord, app;
 		GRANT SELECT ON events TO snoop;
 		GRANT EXECUTE ON FUNCTION $take TO coord;
 		SELECT contcount.feed_shard('events', 'user_id');
+		SELECT contcount.feed_shard('events_more', 'user_id');
 	});
 	push @shards, $shard;
 }
@@ -71,9 +73,14 @@ for my $i (0, 1)
 		  OPTIONS (host '$host', port '$port', dbname 'postgres', extensions 'contcount');
 		CREATE USER MAPPING FOR CURRENT_USER SERVER shard$n OPTIONS (user 'coord');
 		CREATE FOREIGN TABLE events_$i PARTITION OF events
-		  FOR VALUES WITH (MODULUS 2, REMAINDER $i) SERVER shard$n OPTIONS (table_name 'events');
+		  FOR VALUES WITH (MODULUS 3, REMAINDER $i) SERVER shard$n OPTIONS (table_name 'events');
 	};
 }
+# shard 1 holds a second partition, a table and a feed of its own
+$servers .= q{
+	CREATE FOREIGN TABLE events_2 PARTITION OF events
+	  FOR VALUES WITH (MODULUS 3, REMAINDER 2) SERVER shard1 OPTIONS (table_name 'events_more');
+};
 $coord->safe_psql('postgres', qq{
 	CREATE EXTENSION postgres_fdw;
 	CREATE EXTENSION contcount;
@@ -95,8 +102,12 @@ $coord->safe_psql('postgres', q{
 }, extra_params => [ '-U', 'analyst' ]);
 wait_for_step_worker($coord);
 # the worker opens the counter's feed on each shard as soon as it sees it
-ok($_->poll_query_until('postgres', 'SELECT count(*) = 1 FROM contcount.shard_feed'),
-	$_->name . ": the counter's feed is open") for @shards;
+for my $i (0, 1)
+{
+	ok($shards[$i]->poll_query_until('postgres',
+			'SELECT count(*) = ' . (2 - $i) . ' FROM contcount.shard_feed'),
+		$shards[$i]->name . ": the counter's feeds are open, one a partition");
+}
 
 # A query's output, or its error with its SQLSTATE.
 sub query
@@ -117,10 +128,15 @@ sub tick
 sub expected
 {
 	my $sum = 0;
-	$sum += $_->safe_psql('postgres',
-		"SELECT coalesce(sum(least(n, $max_rows)), 0) FROM "
-		  . "(SELECT count(*) AS n FROM events WHERE user_id IS NOT NULL GROUP BY user_id) p")
-	  for @shards;
+	for my $shard (@shards)
+	{
+		for my $table ('events', 'events_more')
+		{
+			$sum += $shard->safe_psql('postgres',
+				"SELECT coalesce(sum(least(n, $max_rows)), 0) FROM "
+				  . "(SELECT count(*) AS n FROM $table WHERE user_id IS NOT NULL GROUP BY user_id) p");
+		}
+	}
 	return $sum;
 }
 
@@ -133,7 +149,7 @@ sub released
 sub delayed
 {
 	return $coord->safe_psql('postgres',
-		"SELECT string_agg(server, ',' ORDER BY server) FROM contcount.counter_shards WHERE delayed");
+		"SELECT string_agg(DISTINCT server, ',' ORDER BY server) FROM contcount.counter_shards WHERE delayed");
 }
 
 # Ticks until a step read both shards, then: all rows counted once?
@@ -192,6 +208,8 @@ is(released(), 50 * $max_rows + 300, 'the bound holds each person on their shard
 $coord->safe_psql('postgres',
 	"INSERT INTO events (user_id) SELECT 5000 + u % 40 FROM generate_series(1, 120) u");
 counted_once('rows inserted through the coordinator');
+is($shards[0]->safe_psql('postgres', 'SELECT count(*) > 0 FROM events_more'), 't',
+	"some of them in shard 1's second partition, counted by its own feed");
 
 # under load on both shards
 my @loads = (load($shards[0], 10000, 4), load($shards[1], 20000, 4));
@@ -208,9 +226,10 @@ counted_once('under load on both shards');
 # again with the same watermark, the shard answers it again, and the next
 # step counts it, once
 $shards[0]->safe_psql('postgres', 'INSERT INTO events (user_id) SELECT 29000 + u FROM generate_series(1, 7) u');
-my $feed = $shards[0]->safe_psql('postgres', 'SELECT name FROM contcount.shard_feed');
+my $feed = $shards[0]->safe_psql('postgres',
+	"SELECT name FROM contcount.shard_feed WHERE relid = 'events'::regclass");
 my $mark = $coord->safe_psql('postgres',
-	"SELECT read_upto FROM contcount.counter_shard WHERE server = 'shard1'");
+	"SELECT read_upto FROM contcount.counter_shard WHERE partition = 'events_0'::regclass");
 my $sealed = "SELECT (contcount.shard_feed_take('$feed', 'public', 'events', 'user_id', $max_rows, $mark))[2]";
 is(query($shards[0], $sealed, 'coord'), '7', 'a batch sealed on the shard, its reading not recorded');
 is(query($shards[0], $sealed, 'coord'), '7', 'the shard answers it again to the same watermark');
