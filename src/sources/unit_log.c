@@ -37,6 +37,11 @@
  * adds min(room, rows) for a person, which is what the upserts of its rows
  * added one by one.
  *
+ * A shard that feeds a coordinator's counters logs here too, under the
+ * negative id of each feed (shard_feed.c), and seals its log with
+ * unit_log_take_bounded, the bound given: no counter of the shard's own
+ * has such an id, so its step worker never takes those rows.
+ *
  * IDENTIFICATION
  *	  src/sources/unit_log.c
  */
