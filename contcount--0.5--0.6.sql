@@ -1473,7 +1473,7 @@ CREATE SEQUENCE contcount.shard_feed_id;
 CREATE TABLE contcount.shard_feed (
     id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.shard_feed_id'),
     name text NOT NULL UNIQUE,
-    relid oid NOT NULL,
+    relid regclass NOT NULL,            -- by name in a dump: the table after a restore
     max_rows integer NOT NULL,
     created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
