@@ -17,12 +17,14 @@ GLUE_SRCS = $(addprefix src/,contcount.c shmem.c) \
 		ledger_curve.c ledger_curve_sql.c ledger_views.c store_page.c store_wal.c store_stale.c store_legacy.c \
 		store_room.c store_charge.c store_audit.c store_blocks.c store_import.c statement_cap.c ledger_preview.c) \
 	$(addprefix src/counters/,counter.c counter_attach.c counter_shmem.c counter_trigger.c counter_worker.c \
-		statement_rows.c alerts.c alert_args.c sparse_alerts.c counter_keys.c) \
+		statement_rows.c alerts.c alert_args.c sparse_alerts.c counter_keys.c \
+		shard_counters.c) \
 	$(addprefix src/sources/,source.c bounding.c source_counter.c source_mean.c source_blocks.c source_blocks_sql.c \
-		counter_delta.c unit_log.c feed_cache.c source_preview.c shards.c shard_counts.c)
+		counter_delta.c unit_log.c feed_cache.c source_preview.c shards.c shard_counts.c \
+		shard_feed.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts running_mean noisy_count ledger sources attack_sources source_mean attack_releases counters source_counters attack_search_path statistics ledger_zcdp gaussian_releases attack_gaussian privacy_curves stream_privacy window_counts source_blocks block_doors counter_units fair_shares lockdown refusal_messages role_settings sealed_releases bad_input comments catalog_checks own_spending statement_cap previews source_previews outputs counter_attach review_attacks distinct_persons shard_counts alerts sparse_alerts kary statement_cap_processes window_monotone blt_scaled window_kary unit_log counter_keys key_alerts sparse_alerts_sources counter_persons persons_gaussian window_blocks
+REGRESS = setup mechanism running_count running_counts running_mean noisy_count ledger sources attack_sources source_mean attack_releases counters source_counters attack_search_path statistics ledger_zcdp gaussian_releases attack_gaussian privacy_curves stream_privacy window_counts source_blocks block_doors counter_units fair_shares lockdown refusal_messages role_settings sealed_releases bad_input comments catalog_checks own_spending statement_cap previews source_previews outputs counter_attach review_attacks distinct_persons shard_counts alerts sparse_alerts kary statement_cap_processes window_monotone blt_scaled window_kary unit_log counter_keys key_alerts sparse_alerts_sources counter_persons persons_gaussian window_blocks shard_feed
 ISOLATION = ledger_race ledger_fresh counters counter_race sources source_counter block_counter counter_locks counter_attach_locks unit_log feed_cache counter_keys counter_persons
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1

@@ -1536,3 +1536,102 @@ LEFT JOIN contcount.counter c ON c.name OPERATOR(pg_catalog.=) r.name;
 GRANT SELECT ON contcount.counters TO PUBLIC;
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule, how late it is, the dimension they release per key of and what they count (rows or persons)';
+-- Counters fed by many servers (docs/scale-out.md).  A counter over a
+-- source hash-partitioned by the unit with partitions on shards that run
+-- contcount counts the rows inserted on the shards.  On each shard, the
+-- trigger that contcount.feed_shard puts on the shard's table logs each
+-- row in counter_unit_log under the negative id of each feed of the table
+-- (a feed: one counter of the coordinator); the coordinator's step calls
+-- contcount.shard_feed_take, which seals the feed's log into a numbered
+-- batch of exact bounded counts (each person bounded by max_rows in
+-- counter_unit, under the feed's negative id), one seal at a time under
+-- the feed's row lock, and returns the batches after the coordinator's
+-- watermark.  On the coordinator, counter_shard holds each shard's
+-- watermark, written in the step's transaction: a batch counts once.
+-- ---------------------------------------------------------------------
+CREATE SEQUENCE contcount.shard_feed_id;
+CREATE TABLE contcount.shard_feed (
+    id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.shard_feed_id'),
+    name text NOT NULL UNIQUE,
+    relid regclass NOT NULL,            -- by name in a dump: the table after a restore
+    max_rows integer NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+ALTER SEQUENCE contcount.shard_feed_id OWNED BY contcount.shard_feed.id;
+CREATE SEQUENCE contcount.shard_feed_batch_id;
+CREATE TABLE contcount.shard_feed_batch (
+    id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('contcount.shard_feed_batch_id'),
+    feed_id bigint NOT NULL REFERENCES contcount.shard_feed (id) ON DELETE CASCADE,
+    rows bigint NOT NULL,
+    sealed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+CREATE INDEX shard_feed_batch_feed ON contcount.shard_feed_batch (feed_id, id);
+ALTER SEQUENCE contcount.shard_feed_batch_id OWNED BY contcount.shard_feed_batch.id;
+REVOKE ALL ON contcount.shard_feed, contcount.shard_feed_id, contcount.shard_feed_batch,
+    contcount.shard_feed_batch_id FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.shard_feed', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.shard_feed_id', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.shard_feed_batch', '');
+SELECT pg_catalog.pg_extension_config_dump('contcount.shard_feed_batch_id', '');
+COMMENT ON SEQUENCE contcount.shard_feed_id IS
+    'internal: the ids of a shard''s feeds (their log rows go under the negative id)';
+COMMENT ON TABLE contcount.shard_feed IS
+    'internal, on a shard: each counter of the coordinator that the shard''s table feeds; extension owner only';
+COMMENT ON SEQUENCE contcount.shard_feed_batch_id IS
+    'internal: the ids of a shard''s sealed batches, in the order they commit';
+COMMENT ON TABLE contcount.shard_feed_batch IS
+    'internal, on a shard: exact bounded counts sealed for the coordinator, kept until it has read them; extension owner only';
+COMMENT ON INDEX contcount.shard_feed_batch_feed IS
+    'internal: a feed''s batches after the coordinator''s watermark';
+
+CREATE FUNCTION contcount_internal.feed_shard_counters()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'contcount_feed_shard_counters'
+LANGUAGE C;
+REVOKE ALL ON FUNCTION contcount_internal.feed_shard_counters() FROM PUBLIC;
+COMMENT ON FUNCTION contcount_internal.feed_shard_counters() IS
+    'internal: on a shard, the row trigger that logs each row of a person for the coordinator''s counters';
+
+CREATE FUNCTION contcount.feed_shard(table_name regclass, unit_column name)
+RETURNS void
+AS 'MODULE_PATHNAME', 'contcount_feed_shard'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION contcount.feed_shard(regclass, name) FROM PUBLIC;
+COMMENT ON FUNCTION contcount.feed_shard(regclass, name) IS
+    'on a shard: let the table''s inserts feed the coordinator''s counters, each person by unit_column (superuser)';
+
+CREATE FUNCTION contcount.shard_feed_take(feed text, schema_name text, table_name text,
+    unit_column text, max_rows integer, after bigint)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'contcount_shard_feed_take'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint) FROM PUBLIC;
+COMMENT ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint) IS
+    'on a shard, for the coordinator''s connection user: seal the feed''s new rows, each person bounded, and return {last batch, exact bounded rows after after}';
+
+CREATE TABLE contcount.counter_shard (
+    counter_id bigint NOT NULL REFERENCES contcount.counter (id) ON DELETE CASCADE,
+    partition oid NOT NULL,
+    server text NOT NULL,
+    read_upto bigint NOT NULL,
+    rows bigint NOT NULL,
+    tried_at timestamptz NOT NULL,
+    read_at timestamptz,
+    error text,
+    PRIMARY KEY (counter_id, partition)
+);
+REVOKE ALL ON contcount.counter_shard FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('contcount.counter_shard', '');
+COMMENT ON TABLE contcount.counter_shard IS
+    'internal, on the coordinator: the last batch each counter''s step read of each shard''s partition (its watermark), the exact rows read so far, and why the last step could not read it; extension owner only';
+
+CREATE VIEW contcount.counter_shards AS
+SELECT c.name AS counter, s.server, s.partition::pg_catalog.regclass AS partition, s.read_upto,
+       s.read_at, s.tried_at,
+       s.error IS NOT NULL AS delayed, s.error
+FROM contcount.counter_shard s
+JOIN contcount.counter c ON c.id OPERATOR(pg_catalog.=) s.counter_id
+WHERE EXISTS (SELECT 1 FROM contcount.counter_rows() r WHERE r.name OPERATOR(pg_catalog.=) c.name);
+GRANT SELECT ON contcount.counter_shards TO PUBLIC;
+COMMENT ON VIEW contcount.counter_shards IS
+    'the shards that feed the counters the current role may read, a row per partition: the last batch read, when, and whether the last step could not read it (its counts then come in a later step)';

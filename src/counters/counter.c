@@ -42,6 +42,7 @@
 #include "counters/counter.h"
 #include "counters/counter_attach.h"
 #include "counters/counter_shmem.h"
+#include "counters/shard_counters.h"
 #include "ledger/ledger.h"
 #include "releases/spec.h"
 #include "sources/feed_cache.h"
@@ -426,6 +427,22 @@ bound_by_source(const char *source, int64 step, SpecArgs *args, SourceBounds *bo
 				 errhint("Take a shorter step.")));
 }
 
+/*
+ * The shards of a source feed plain counters only (shard_counters.c): a
+ * counter over a dimension, or over blocks, would count the coordinator's
+ * rows and miss the shards'.
+ */
+static void
+refuse_sharded(const char *source, const SourceBounds *bounds)
+{
+	if (shard_counters_sharded(bounds->relid, bounds->unit))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter over sharded source \"%s\" has neither a dimension nor blocks",
+						source),
+				 errhint("Its shards feed counters of all the source's rows.")));
+}
+
 /* A new counter's id: random, positive and never 0 (a free slot). */
 static int64
 new_counter_id(void)
@@ -759,6 +776,8 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	persons = count_arg(fcinfo, 14, source);
 	if (persons)
 		bound_persons(source, dimension, &args);
+	if (source != NULL && (dimension != NULL || bounds.blocks.length > 0))
+		refuse_sharded(source, &bounds);
 	spec_to_params(&args, &params);
 	check_schedule(step, &params);
 	spec_notice_choice(&args, &params);

@@ -75,6 +75,7 @@
 #include "counters/counter.h"
 #include "counters/counter_keys.h"
 #include "counters/counter_shmem.h"
+#include "counters/shard_counters.h"
 #include "ledger/ledger.h"
 #include "sources/feed_cache.h"
 #include "sources/source.h"
@@ -177,6 +178,8 @@ extension_installed(void)
  * index probe per counter with units (their ids, skipped through the
  * index), then the units of those that are gone; this transaction is short,
  * so an insert still feeding a dropped counter waits on it only briefly.
+ * Negative ids are the persons of a shard's feeds (src/sources/shard_feed.c),
+ * which no counter here has: kept.
  */
 static void
 sweep_units(void)
@@ -189,7 +192,7 @@ sweep_units(void)
 					"WHERE u.counter_id OPERATOR(pg_catalog.>) ids.id ORDER BY u.counter_id LIMIT 1) "
 					"FROM ids WHERE ids.id IS NOT NULL) "
 					"DELETE FROM contcount.counter_unit WHERE counter_id IN (SELECT id FROM ids "
-					"WHERE NOT EXISTS (SELECT 1 FROM contcount.counter c "
+					"WHERE ids.id OPERATOR(pg_catalog.>) 0 AND NOT EXISTS (SELECT 1 FROM contcount.counter c "
 					"WHERE c.id OPERATOR(pg_catalog.=) ids.id))", false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not sweep the units of dropped counters");
 }
@@ -268,11 +271,43 @@ load_slot(CounterShared *cs, HeapTuple tuple, TupleDesc desc)
 	return true;
 }
 
+/*
+ * Open the shards' feeds (shard_counters.c) of the counters that came into
+ * the slots since before (the ids the slots held then): just created, or
+ * the worker just started; a transaction each.
+ */
+static void
+open_shard_feeds(CounterShared *cs, const int64 *before)
+{
+	for (int i = 0; i < cs->nslots; i++)
+	{
+		int64		id;
+		bool		known = false;
+
+		LWLockAcquire(cs->lock, LW_SHARED);
+		id = cs->slots[i].id;
+		LWLockRelease(cs->lock);
+		for (int j = 0; j < cs->nslots && !known; j++)
+			known = before[j] == id;
+		if (id == 0 || known)
+			continue;
+		begin_work();
+		shard_counters_open(id);
+		end_work();
+	}
+}
+
 /* Bring the slots in line with contcount.counter, as committed. */
 static void
 load_counters(CounterShared *cs)
 {
 	bool		installed;
+	int64	   *before = palloc_array(int64, cs->nslots);
+
+	LWLockAcquire(cs->lock, LW_SHARED);
+	for (int i = 0; i < cs->nslots; i++)
+		before[i] = cs->slots[i].id;
+	LWLockRelease(cs->lock);
 
 	begin_work();
 	installed = extension_installed();
@@ -299,6 +334,9 @@ load_counters(CounterShared *cs)
 		sweep_units();
 	end_work();
 	ConditionVariableBroadcast(&cs->step_closed);
+	if (installed)
+		open_shard_feeds(cs, before);
+	pfree(before);
 }
 
 /*
@@ -689,8 +727,10 @@ read_counter(Step *step, int64 id)
 
 /*
  * The counts committed before this snapshot, and only those, taken: the
- * plain counts, and the rows each person logged over a source, bounded here
- * by what max_rows leaves the person (src/sources/unit_log.c).
+ * plain counts, the rows each person logged over a source, bounded here
+ * by what max_rows leaves the person (src/sources/unit_log.c), and the
+ * batches of bounded counts that the source's shards sealed since the last
+ * step (shard_counters.c).
  */
 static int64
 consume_deltas(const Step *step)
@@ -709,7 +749,8 @@ consume_deltas(const Step *step)
 																	  SPI_tuptable->tupdesc, 1,
 																	  &isnull)), &items))
 			elog(ERROR, "the step of counter \"%s\" overflows", step->name);
-	if (__builtin_add_overflow(items, unit_log_rows(step->id, true), &items))
+	if (__builtin_add_overflow(items, unit_log_rows(step->id, true), &items) ||
+		__builtin_add_overflow(items, shard_counters_collect(step->id), &items))
 		elog(ERROR, "the step of counter \"%s\" overflows", step->name);
 	return items;
 }

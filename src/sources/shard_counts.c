@@ -34,18 +34,15 @@
 #include "common/args.h"
 #include "common/owner_spi.h"
 #include "sources/bounding.h"
+#include "sources/shards.h"
 #include "sources/source.h"
 
 /* As a release: most filters, most counts (keys times steps). */
 #define SHARD_MAX_FILTERS 16
 #define SHARD_MAX_CELLS 10000000
 
-/*
- * The table named, if the calling role may read all of its rows: SELECT on
- * it, and no row level security that would hide some from a plain SELECT.
- */
-static Oid
-shard_table(const char *schema, const char *table)
+Oid
+shard_counts_table(const char *schema, const char *table)
 {
 	Oid			relid = get_relname_relid(table, get_namespace_oid(schema, false));
 
@@ -222,7 +219,7 @@ PG_FUNCTION_INFO_V1(contcount_shard_bounded_counts);
 Datum
 contcount_shard_bounded_counts(PG_FUNCTION_ARGS)
 {
-	Oid			relid = shard_table(arg_text(fcinfo, 0, "schema_name"),
+	Oid			relid = shard_counts_table(arg_text(fcinfo, 0, "schema_name"),
 									arg_text(fcinfo, 1, "table_name"));
 	AttrNumber	unit = shard_column(relid, arg_text(fcinfo, 2, "unit_column"));
 	AttrNumber	time = shard_column(relid, arg_text(fcinfo, 3, "time_column"));

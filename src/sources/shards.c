@@ -155,6 +155,33 @@ is_libpq_option(const PQconninfoOption *defaults, const char *keyword)
 }
 
 /*
+ * A watchful call's libpq options, each unless the server or the user
+ * mapping sets it: give up connecting after 10 s, and a connection whose
+ * shard stops answering the kernel's keepalives after about 25 s idle.  A
+ * long seal of a shard that answers them is not cut short.
+ */
+static const char *const watchful_options[][2] = {
+	{"connect_timeout", "10"},
+	{"keepalives_idle", "10"},
+	{"keepalives_interval", "5"},
+	{"keepalives_count", "3"},
+};
+
+#define NWATCHFUL lengthof(watchful_options)
+
+/* The watchful options that options does not set, after keywords[*n]. */
+static void
+add_watchful(List *options, const char **keywords, const char **values, int *n)
+{
+	for (int i = 0; i < (int) NWATCHFUL; i++)
+		if (option_or(options, watchful_options[i][0], NULL) == NULL)
+		{
+			keywords[*n] = watchful_options[i][0];
+			values[(*n)++] = watchful_options[i][1];
+		}
+}
+
+/*
  * Connect as postgres_fdw would: the libpq options of the server and of the
  * user mapping.  As postgres_fdw, a role that is not a superuser must log in
  * with a password, not as the server's own OS user (2F003).
@@ -164,8 +191,8 @@ shard_connect(ShardCall *call, ForeignServer *server, UserMapping *mapping)
 {
 	PQconninfoOption *defaults = PQconndefaults();
 	List	   *options = list_concat(list_copy(server->options), mapping->options);
-	const char **keywords = palloc0_array(const char *, list_length(options) + 3);
-	const char **values = palloc0_array(const char *, list_length(options) + 3);
+	const char **keywords = palloc0_array(const char *, list_length(options) + 3 + NWATCHFUL);
+	const char **values = palloc0_array(const char *, list_length(options) + 3 + NWATCHFUL);
 	int			n = 0;
 	ListCell   *lc;
 
@@ -180,6 +207,8 @@ shard_connect(ShardCall *call, ForeignServer *server, UserMapping *mapping)
 		}
 	}
 	PQconninfoFree(defaults);
+	if (call->watchful)
+		add_watchful(options, keywords, values, &n);
 	keywords[n] = "fallback_application_name";
 	values[n++] = "contcount";
 	keywords[n] = "client_encoding";
@@ -264,20 +293,44 @@ shard_params(const ShardAsk *ask, Oid partition, ForeignTable *table, const char
 }
 
 void
-shards_send(ShardCall *call, const ShardAsk *ask)
+shards_open(ShardCall *call)
 {
-	ForeignTable *table = GetForeignTable(call->partition);
-	ForeignServer *server = GetForeignServer(table->serverid);
-	const char *params[15];
+	ForeignServer *server = GetForeignServer(GetForeignTable(call->partition)->serverid);
 
 	call->server = server->servername;
-	shard_params(ask, call->partition, table, params);
 	shard_connect(call, server, GetUserMapping(GetUserId(), server->serverid));
-	if (!PQsendQueryParams(call->conn, SHARD_CALL, 15, NULL, params, NULL, NULL, 0))
+}
+
+void
+shards_send_sql(ShardCall *call, const char *sql, int nparams, const char *const *params)
+{
+	if (!PQsendQueryParams(call->conn, sql, nparams, NULL, params, NULL, NULL, 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("could not ask shard \"%s\" for its bounded counts", call->server),
 				 errdetail_internal("%s", pchomp(PQerrorMessage(call->conn)))));
+}
+
+void
+shards_send(ShardCall *call, const ShardAsk *ask)
+{
+	const char *params[15];
+
+	shard_params(ask, call->partition, GetForeignTable(call->partition), params);
+	shards_open(call);
+	shards_send_sql(call, SHARD_CALL, 15, params);
+}
+
+void
+shards_remote_names(Oid relid, Oid partition, AttrNumber unit, char **schema, char **table,
+					char **unit_column)
+{
+	ForeignTable *foreign = GetForeignTable(partition);
+
+	*schema = option_or(foreign->options, "schema_name",
+						get_namespace_name(get_rel_namespace(partition)));
+	*table = option_or(foreign->options, "table_name", get_rel_name(partition));
+	*unit_column = remote_column(relid, partition, unit);
 }
 
 /* The next result of a call, waiting on the latch: a cancel interrupts it. */
@@ -323,24 +376,48 @@ report_shard_error(ShardCall *call, PGresult *result)
 	PQclear(result);
 	ereport(ERROR,
 			(errcode(code),
-			 errmsg("shard \"%s\" did not bound its rows: %s", call->server, text)));
+			 errmsg("shard \"%s\" answered with an error: %s", call->server, text)));
+}
+
+/*
+ * The one row of ncols columns that the shard answered, as text (NULL for
+ * SQL's null), once the statement has ended: its commit too, so that what
+ * is read is what the shard keeps.  An error after the row (a commit that
+ * failed) is the call's error.
+ */
+char	  **
+shards_collect_row(ShardCall *call, int ncols)
+{
+	PGresult   *result = next_result(call);
+	char	  **values = palloc0_array(char *, ncols);
+
+	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1 ||
+		PQnfields(result) != ncols)
+		report_shard_error(call, result);
+	for (int i = 0; i < ncols; i++)
+		if (!PQgetisnull(result, 0, i))
+			values[i] = pstrdup(PQgetvalue(result, 0, i));
+	PQclear(result);
+	while ((result = next_result(call)) != NULL)
+	{
+		if (PQresultStatus(result) != PGRES_TUPLES_OK && PQresultStatus(result) != PGRES_COMMAND_OK)
+			report_shard_error(call, result);
+		PQclear(result);
+	}
+	return values;
 }
 
 void
 shards_collect(ShardCall *call, const ShardAsk *ask, int64 *counts)
 {
-	PGresult   *result = next_result(call);
-	char	   *answer;
+	char	   *answer = shards_collect_row(call, 1)[0];
 	Datum	   *cells;
 	int			ncells;
 
-	if (result == NULL || PQresultStatus(result) != PGRES_TUPLES_OK || PQntuples(result) != 1 ||
-		PQnfields(result) != 1 || PQgetisnull(result, 0, 0))
-		report_shard_error(call, result);
-	answer = pstrdup(PQgetvalue(result, 0, 0));
-	PQclear(result);
-	while ((result = next_result(call)) != NULL)
-		PQclear(result);
+	if (answer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("shard \"%s\" answered no counts", call->server)));
 	deconstruct_array(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, answer, INT8OID, -1)),
 					  INT8OID, 8, true, TYPALIGN_DOUBLE, &cells, NULL, &ncells);
 	if (ncells != ask->nkeys * ask->nsteps)

@@ -46,6 +46,12 @@ typedef struct ShardCall
 	Oid			partition;
 	char	   *server;
 	void	   *conn;			/* a PGconn */
+	/*
+	 * The step worker's call: a connect_timeout and TCP keepalives of its
+	 * own unless the server's options set them (shards.c), so
+	 * that a shard that vanished fails the call in seconds, not hours.
+	 */
+	bool		watchful;
 } ShardCall;
 
 /*
@@ -66,10 +72,42 @@ extern bool shards_is_shard(Oid partition);
  */
 extern void shards_send(ShardCall *call, const ShardAsk *ask);
 
+/*
+ * Connect call to the shard of call->partition through its foreign server
+ * and the current user's mapping (or PUBLIC's), as shards_send does.
+ */
+extern void shards_open(ShardCall *call);
+
+/* Send one statement with text parameters (NULL: SQL's null) to an open call. */
+extern void shards_send_sql(ShardCall *call, const char *sql, int nparams,
+							const char *const *params);
+
+/*
+ * Wait for the statement's one row of ncols columns, as text (NULL: SQL's
+ * null), and for the statement's end, its commit included: an error there
+ * is the call's error, so that a row read is one the shard kept.
+ */
+extern char **shards_collect_row(ShardCall *call, int ncols);
+
+/*
+ * The shard's names of the partition's table and of the unit column of
+ * relid (the partitioned table): the foreign table's schema_name,
+ * table_name and column_name options, or the local names.
+ */
+extern void shards_remote_names(Oid relid, Oid partition, AttrNumber unit, char **schema,
+								char **table, char **unit_column);
+
 /* Wait for a shard's answer and add its counts (nkeys * nsteps) to counts. */
 extern void shards_collect(ShardCall *call, const ShardAsk *ask, int64 *counts);
 
 /* Cancel a call still running and close its connection; nothing if none. */
 extern void shards_close(ShardCall *call);
+
+/*
+ * The shard's side (shard_counts.c): the shard's table named, if the calling
+ * role may read all of its rows (SELECT on it, and no row level security
+ * that would hide some from a plain SELECT); 42501 otherwise.
+ */
+extern Oid	shard_counts_table(const char *schema, const char *table);
 
 #endif							/* CONTCOUNT_SHARDS_H */

@@ -43,6 +43,10 @@
  * no one knows how to make one on purpose.  A database not yet updated to
  * 0.6 keeps units by their text form.
  *
+ * Rows inserted through a coordinator into a partition that is a shard
+ * (shards.c) are not counted here: they arrive on the shard, whose own
+ * trigger counts them for this counter (shard_feed.c), so they count once.
+ *
  * Over a source with per-block budgets, a row is counted only if its time
  * lies in the blocks the counter paid (see FeedCounter), checked before
  * the row is logged, so that an uncounted row spends nothing of its unit's
@@ -79,6 +83,7 @@
 #include "common/owner_spi.h"
 #include "sources/counter_delta.h"
 #include "sources/feed_cache.h"
+#include "sources/shards.h"
 #include "sources/source.h"
 #include "sources/unit_log.h"
 
@@ -256,6 +261,7 @@ typedef struct SourceFeed
 	Oid			unit_out_fn;
 	FmgrInfo	unit_out;		/* set up for each statement */
 	bool		logged;			/* counted through the unit log (0.6 on) */
+	bool		on_shard;		/* a shard's partition: the shard counts its rows */
 	AttrNumber	time;			/* InvalidAttrNumber: no counter has blocks */
 	Oid			time_type;
 	int			ncounters;
@@ -475,6 +481,24 @@ feed_columns(SourceFeed *feed, Relation rel, HeapTuple tuple, TupleDesc desc, co
 }
 
 /*
+ * Is the table the trigger fired on a shard's partition of the source's
+ * table (shards.c), from the lookup's first row?  Its rows, inserted
+ * through the coordinator, arrive on the shard, whose own trigger counts
+ * them for the coordinator's counters (shard_feed.c): counted here too,
+ * they would count twice.
+ */
+static bool
+on_shard(const SourceFeed *feed, Relation rel, HeapTuple tuple, TupleDesc desc)
+{
+	Oid			relid = RelationGetRelid(rel);
+
+	return relid != feed->source_relid && shards_is_shard(relid) &&
+		list_member_oid(shards_partitions(feed->source_relid,
+										  get_attnum(feed->source_relid, SPI_getvalue(tuple, desc, 5))),
+						relid);
+}
+
+/*
  * Look the feed up: one query as the extension's owner, on what is
  * committed now plus the inserting transaction's changes.
  */
@@ -509,7 +533,11 @@ look_up_feed(MemoryContext cxt, TriggerData *trigdata, bool by_source)
 						   SPI_tuptable->tupdesc);
 	}
 	if (feed->ncounters > 0)
+	{
 		feed_columns(feed, trigdata->tg_relation, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, what);
+		feed->on_shard = on_shard(feed, trigdata->tg_relation, SPI_tuptable->vals[0],
+								  SPI_tuptable->tupdesc);
+	}
 	feed->logged = unit_log_installed();
 	owner_end(&scope);
 	return feed;
@@ -711,7 +739,7 @@ feed_trigger(FunctionCallInfo fcinfo, bool by_source, const char *function)
 				 errmsg("%s must be an AFTER INSERT row trigger with one argument", function)));
 	if (feed == NULL)
 		fcinfo->flinfo->fn_extra = feed = source_feed(fcinfo, trigdata, by_source);
-	if (feed->ncounters > 0)
+	if (feed->ncounters > 0 && !feed->on_shard)
 		feed_row(feed, trigdata);
 	return PointerGetDatum(NULL);
 }

@@ -37,6 +37,11 @@
  * adds min(room, rows) for a person, which is what the upserts of its rows
  * added one by one.
  *
+ * A shard that feeds a coordinator's counters logs here too, under the
+ * negative id of each feed (shard_feed.c), and seals its log with
+ * unit_log_take_bounded, the bound given: no counter of the shard's own
+ * has such an id, so its step worker never takes those rows.
+ *
  * IDENTIFICATION
  *	  src/sources/unit_log.c
  */
@@ -423,6 +428,9 @@ unit_log_install(void)
 	RegisterSubXactCallback(subxact_callback, NULL);
 }
 
+/* max_rows given as $2 (a shard's feed, shard_feed.c): the CTE "bound". */
+#define GIVEN_BOUND "bound AS (SELECT $2::pg_catalog.int4 AS max_rows), "
+
 /*
  * The rows a person may count in all, for the counter c over the source s:
  * max_rows, or, counting distinct persons (c.count), one a key in at most
@@ -434,17 +442,22 @@ unit_log_install(void)
 	"CASE WHEN c.count OPERATOR(pg_catalog.=) 'persons' THEN c.sensitivity " \
 	"ELSE s.max_rows END AS max_rows, c.count OPERATOR(pg_catalog.=) 'persons' AS persons"
 
+/* The counter's ($1) room a person, PERSON_BOUND_SQL's: the CTE "bound". */
+#define SOURCE_BOUND \
+	"bound AS (SELECT " PERSON_BOUND_SQL " FROM contcount.counter c JOIN contcount.source s " \
+	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), "
+
 /*
  * Each person's logged rows (from rows_from: unit_digests, unit_rows), up to the
- * room that max_rows leaves in the person's row of counter_unit ($1: the
- * counter): the CTEs "per" and "room" (unit_digest, had, added).
+ * room that max_rows (the CTE "bound") leaves in the person's row of
+ * counter_unit ($1: the counter): the CTEs "per" and "room" (unit_digest,
+ * had, added).
  */
-#define ROOM_SQL(rows_from) \
+#define ROOM_SQL(rows_from, bound) \
 	"per AS (SELECT u.unit_digest, pg_catalog.sum(u.rows) AS rows FROM " rows_from " l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows)) " \
 	"AS u(unit_digest, rows) GROUP BY u.unit_digest), " \
-	"bound AS (SELECT " PERSON_BOUND_SQL " FROM contcount.counter c JOIN contcount.source s " \
-	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), " \
+	bound \
 	"room AS (SELECT p.unit_digest, coalesce(u.rows, 0) AS had, " \
 	"LEAST(p.rows, GREATEST((SELECT max_rows FROM bound) " \
 	"OPERATOR(pg_catalog.-) coalesce(u.rows, 0), 0))::pg_catalog.int8 AS added " \
@@ -452,11 +465,11 @@ unit_log_install(void)
 	"AND u.unit_digest OPERATOR(pg_catalog.=) p.unit_digest) "
 
 /* Consume the log into the persons' rows, and count what the bound lets through. */
-#define TAKE_SQL \
+#define TAKE_SQL(bound) \
 	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
 	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NULL " \
 	"RETURNING unit_digests, unit_rows), " \
-	ROOM_SQL("taken") \
+	ROOM_SQL("taken", bound) \
 	", kept AS (INSERT INTO contcount.counter_unit AS u (counter_id, unit_digest, rows) " \
 	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) added)::pg_catalog.int4 FROM room " \
 	"WHERE added OPERATOR(pg_catalog.>) 0 " \
@@ -467,7 +480,7 @@ unit_log_install(void)
 #define PEEK_SQL \
 	"WITH logged AS (SELECT unit_digests, unit_rows FROM contcount.counter_unit_log " \
 	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NULL), " \
-	ROOM_SQL("logged") \
+	ROOM_SQL("logged", SOURCE_BOUND) \
 	"SELECT coalesce(pg_catalog.sum(added), 0)::pg_catalog.int8 FROM room"
 
 int64
@@ -479,9 +492,22 @@ unit_log_rows(int64 counter, bool take)
 
 	if (!unit_log_installed())
 		return 0;
-	if (SPI_execute_with_args(take ? TAKE_SQL : PEEK_SQL, 1, types, values, NULL, !take, 0) !=
-		SPI_OK_SELECT || SPI_processed != 1)
+	if (SPI_execute_with_args(take ? TAKE_SQL(SOURCE_BOUND) : PEEK_SQL, 1, types, values, NULL,
+							  !take, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read the persons' rows of counter " INT64_FORMAT, counter);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+unit_log_take_bounded(int64 log_id, int32 max_rows)
+{
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2] = {Int64GetDatum(log_id), Int32GetDatum(max_rows)};
+	bool		isnull;
+
+	if (SPI_execute_with_args(TAKE_SQL(GIVEN_BOUND), 2, types, values, NULL, false, 0) !=
+		SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not take the persons' rows of log " INT64_FORMAT, log_id);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 

@@ -29,6 +29,14 @@ extern void unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENG
 extern int64 unit_log_rows(int64 counter, bool take);
 
 /*
+ * unit_log_rows(log_id, true) with max_rows given, not the source's: a
+ * shard's feed of a coordinator's counter logs under a negative id of its
+ * own (shard_feed.c), which no counter has.  SPI connected, as the
+ * extension's owner.
+ */
+extern int64 unit_log_take_bounded(int64 log_id, int32 max_rows);
+
+/*
  * Take a counter over a dimension's logged rows, each person bounded across
  * keys by max_groups and max_rows (their counted keys kept in
  * contcount.counter_unit_key): SPI's result is a row (key, rows) for each

@@ -1,0 +1,36 @@
+/*
+ * shard_counters.h
+ *		Counters fed by many servers: the coordinator's step reads the
+ *		shards' sealed batches of counts and records how far it read.
+ */
+#ifndef CONTCOUNT_SHARD_COUNTERS_H
+#define CONTCOUNT_SHARD_COUNTERS_H
+
+#include "access/attnum.h"
+
+/*
+ * The exact bounded counts that the shards of the counter's source sealed
+ * since the step last read them, added up, with each shard's new watermark
+ * (or why it could not be read: its counts then wait for a later step)
+ * written to contcount.counter_shard, in the step's transaction; 0 for a
+ * counter whose source has no shards.  SPI connected, in the step worker.
+ */
+extern int64 shard_counters_collect(int64 counter);
+
+/*
+ * Make sure every shard of the counter's source logs its rows for the
+ * counter (its feed there made if new), as soon as the worker sees the
+ * counter: a shard counts the rows committed once its feed exists.  What
+ * a shard has sealed stays for the next step; a shard that cannot be
+ * reached opens the feed at the first step that reaches it.  In a
+ * transaction of the step worker's, SPI connected.
+ */
+extern void shard_counters_open(int64 counter);
+
+/*
+ * Has the table (of a source, with this unit column) a shard among its
+ * partitions, so that a counter over it is fed by many servers?
+ */
+extern bool shard_counters_sharded(Oid relid, AttrNumber unit);
+
+#endif							/* CONTCOUNT_SHARD_COUNTERS_H */
