@@ -99,14 +99,16 @@ $coord->safe_psql('postgres', qq{
 $coord->safe_psql('postgres', q{
 	SELECT contcount.create_counter('feed', 1000, horizon => 100000, step => '1 day',
 	    source => 'events', mechanism => 'binary');
+	SELECT contcount.create_counter('people', 1000, horizon => 100000, step => '1 day',
+	    source => 'events', mechanism => 'binary', count => 'persons');
 }, extra_params => [ '-U', 'analyst' ]);
 wait_for_step_worker($coord);
 # the worker opens the counter's feed on each shard as soon as it sees it
 for my $i (0, 1)
 {
 	ok($shards[$i]->poll_query_until('postgres',
-			'SELECT count(*) = ' . (2 - $i) . ' FROM contcount.shard_feed'),
-		$shards[$i]->name . ": the counter's feeds are open, one a partition");
+			'SELECT count(*) = ' . 2 * (2 - $i) . ' FROM contcount.shard_feed'),
+		$shards[$i]->name . ": the counters' feeds are open, one a partition and counter");
 }
 
 # A query's output, or its error with its SQLSTATE.
@@ -226,10 +228,12 @@ counted_once('under load on both shards');
 # again with the same watermark, the shard answers it again, and the next
 # step counts it, once
 $shards[0]->safe_psql('postgres', 'INSERT INTO events (user_id) SELECT 29000 + u FROM generate_series(1, 7) u');
+my $feed_id = $coord->safe_psql('postgres', "SELECT id FROM contcount.counter WHERE name = 'feed'");
 my $feed = $shards[0]->safe_psql('postgres',
-	"SELECT name FROM contcount.shard_feed WHERE relid = 'events'::regclass");
+	"SELECT name FROM contcount.shard_feed WHERE relid = 'events'::regclass AND name LIKE '%:$feed_id:%'");
 my $mark = $coord->safe_psql('postgres',
-	"SELECT read_upto FROM contcount.counter_shard WHERE partition = 'events_0'::regclass");
+	"SELECT read_upto FROM contcount.counter_shard WHERE partition = 'events_0'::regclass "
+	  . "AND counter_id = $feed_id");
 my $sealed = "SELECT (contcount.shard_feed_take('$feed', 'public', 'events', 'user_id', $max_rows, $mark))[2]";
 is(query($shards[0], $sealed, 'coord'), '7', 'a batch sealed on the shard, its reading not recorded');
 is(query($shards[0], $sealed, 'coord'), '7', 'the shard answers it again to the same watermark');
@@ -318,6 +322,23 @@ is(query($coord, 'SELECT count(*) FROM contcount.counter_shards', 'other'), "0",
 $shards[1]->start;
 counted_once('a shard back after a few steps');
 is(released(), $before + 10 + 90, "shard 2's rows arrived, once");
+
+# A counter of distinct persons over the same shards: each person once,
+# however many rows, and whichever steps read them.
+my $people_read = "SELECT count(*) FILTER (WHERE NOT delayed) = 3 FROM contcount.counter_shards "
+  . "WHERE counter = 'people'";
+for (1 .. 30)
+{
+	$coord->safe_psql('postgres', "SELECT contcount.tick('people')", extra_params => [ '-U', 'analyst' ]);
+	last if $coord->safe_psql('postgres', $people_read) eq 't';
+	sleep 1;
+}
+my $persons = 0;
+$persons += $_->safe_psql('postgres',
+	'SELECT count(DISTINCT user_id) FROM (SELECT user_id FROM events UNION ALL SELECT user_id FROM events_more) e')
+  for @shards;
+is($coord->safe_psql('postgres', "SELECT exact_released FROM contcount.counter_internals('people')"),
+	$persons, 'a counter of persons over the shards counts each person once');
 
 # rights on a shard: exact counts for the coordinator's user only
 my $ask = "SELECT contcount.shard_feed_take('x', 'public', 'events', 'user_id', 5, 0)";
