@@ -315,7 +315,8 @@ by_text(const void *a, const void *b)
  * and sorted once, not once a statement (12 ms a statement for 10^5 keys).
  * Each counter's keys live in a memory context of their own; keys read
  * again get a new one, and the old goes with the transaction, since a
- * statement under way may still hold them.
+ * statement under way may still hold them, and the transaction's unit log
+ * names each row's key by its text here (unit_log_add).
  */
 typedef struct KeyCache
 {
