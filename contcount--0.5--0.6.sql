@@ -1454,3 +1454,17 @@ LEFT JOIN contcount.counter c ON c.name OPERATOR(pg_catalog.=) r.name;
 GRANT SELECT ON contcount.counters TO PUBLIC;
 COMMENT ON VIEW contcount.counters IS
     'the counters the current role may read, with their mechanism, the ledger that paid, their schedule, how late it is and the dimension they release per key of';
+
+-- ---------------------------------------------------------------------
+-- The steps of counters over a dimension without a foreign-key check a
+-- row: counter_unit_key, counter_key_state and counter_key_release no
+-- longer reference contcount.counter.  Each row the step wrote ran the
+-- check's query (a person's new key, a key's state and its release: 10^5
+-- queries for 10^5 persons, most of the step's time); the step holds its
+-- counter's row FOR UPDATE until it commits, which is what the check's
+-- lock made sure of, and drop_counter deletes the three tables' rows of
+-- the counter after the counter's row, in place of the cascade.
+-- ---------------------------------------------------------------------
+ALTER TABLE contcount.counter_unit_key DROP CONSTRAINT counter_unit_key_counter_id_fkey;
+ALTER TABLE contcount.counter_key_state DROP CONSTRAINT counter_key_state_counter_id_fkey;
+ALTER TABLE contcount.counter_key_release DROP CONSTRAINT counter_key_release_counter_id_fkey;

@@ -309,3 +309,27 @@ counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t)
 	MemoryContextDelete(cxt);
 	return true;
 }
+
+/*
+ * No foreign key ties the three tables to contcount.counter (its check was
+ * a query a row the step wrote): the counter's rows go here, in place of a
+ * cascade.  Run after the counter's row is deleted, in a statement of its
+ * own, it sees what a step that held the row wrote before it committed.
+ */
+void
+counter_keys_forget(int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+
+	if (!contcount_has_column("counter", "dimension"))
+		return;
+	if (SPI_execute_with_args("WITH k AS (DELETE FROM contcount.counter_unit_key "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1), "
+							  "s AS (DELETE FROM contcount.counter_key_state "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
+							  "DELETE FROM contcount.counter_key_release "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the keys of counter " INT64_FORMAT, id);
+}

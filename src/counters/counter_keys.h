@@ -17,4 +17,11 @@
  */
 extern bool counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t);
 
+/*
+ * Delete counter id's persons' keys, keys' states and releases (dropped):
+ * after its row of contcount.counter, in a statement of its own.  SPI
+ * connected, as the owner.
+ */
+extern void counter_keys_forget(int64 id);
+
 #endif							/* CONTCOUNT_COUNTER_KEYS_H */
