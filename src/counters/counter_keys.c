@@ -20,9 +20,11 @@
  * Each key's state is a row of contcount.counter_key_state, each key's
  * release a row of contcount.counter_key_release, all written in the
  * step's one transaction with the log it consumed: exactly once, as the
- * counter's own step.  The counter's own state stays its clock (its steps,
- * horizon and copies), pushed what plain counts it has (none) and released
- * nowhere.
+ * counter's own step.  No foreign key ties them (nor counter_unit_key) to
+ * contcount.counter: the step holds its counter's row FOR UPDATE, and
+ * drop_counter deletes them (counter_keys_forget).  The counter's own
+ * state stays its clock (its steps, horizon and copies), pushed what plain
+ * counts it has (none) and released nowhere.
  *
  * Keys with no rows in a step get their 0.  A key the DBA declares later
  * joins at the counter's next step, its state new then: the rows logged
