@@ -1463,8 +1463,12 @@ COMMENT ON VIEW contcount.counters IS
 -- queries for 10^5 persons, most of the step's time); the step holds its
 -- counter's row FOR UPDATE until it commits, which is what the check's
 -- lock made sure of, and drop_counter deletes the three tables' rows of
--- the counter after the counter's row, in place of the cascade.
+-- the counter after the counter's row, in place of the cascade.  And each
+-- step rewrites every key's state: with room left on its page (fillfactor
+-- 50) the new version is a heap-only tuple, with no new entry in the key
+-- index, which otherwise grew by every key at every step until a vacuum.
 -- ---------------------------------------------------------------------
 ALTER TABLE contcount.counter_unit_key DROP CONSTRAINT counter_unit_key_counter_id_fkey;
 ALTER TABLE contcount.counter_key_state DROP CONSTRAINT counter_key_state_counter_id_fkey;
 ALTER TABLE contcount.counter_key_release DROP CONSTRAINT counter_key_release_counter_id_fkey;
+ALTER TABLE contcount.counter_key_state SET (fillfactor = 50);

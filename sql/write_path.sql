@@ -53,6 +53,10 @@ SELECT t, noisy_count FROM contcount.current('wp_rows');
 SELECT count(*) AS left_in_log FROM contcount.counter_unit_log l
 JOIN contcount.counter c ON c.id = l.counter_id WHERE c.name LIKE 'wp%';
 
+-- Each step rewrites every key's state: room is left on its pages so that
+-- the new version needs no new entry in the key index.
+SELECT reloptions FROM pg_class WHERE oid = 'contcount.counter_key_state'::regclass;
+
 SELECT contcount.drop_counter('wp_keys');
 SELECT contcount.drop_counter('wp_rows');
 SELECT contcount.drop_source('wp_visits');
