@@ -24,8 +24,8 @@ GLUE_SRCS = $(addprefix src/,contcount.c shmem.c) \
 		shard_feed.c)
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 
-REGRESS = setup mechanism running_count running_counts running_mean noisy_count ledger sources attack_sources source_mean attack_releases counters source_counters attack_search_path statistics ledger_zcdp gaussian_releases attack_gaussian privacy_curves stream_privacy window_counts source_blocks block_doors counter_units fair_shares lockdown refusal_messages role_settings sealed_releases bad_input comments catalog_checks own_spending statement_cap previews source_previews outputs counter_attach review_attacks distinct_persons shard_counts alerts sparse_alerts kary statement_cap_processes window_monotone blt_scaled window_kary unit_log counter_keys key_alerts sparse_alerts_sources counter_persons persons_gaussian window_blocks shard_feed
-ISOLATION = ledger_race ledger_fresh counters counter_race sources source_counter block_counter counter_locks counter_attach_locks unit_log feed_cache counter_keys counter_persons
+REGRESS = setup mechanism running_count running_counts running_mean noisy_count ledger sources attack_sources source_mean attack_releases counters source_counters attack_search_path statistics ledger_zcdp gaussian_releases attack_gaussian privacy_curves stream_privacy window_counts source_blocks block_doors counter_units fair_shares lockdown refusal_messages role_settings sealed_releases bad_input comments catalog_checks own_spending statement_cap previews source_previews outputs counter_attach review_attacks distinct_persons shard_counts alerts sparse_alerts kary statement_cap_processes window_monotone blt_scaled window_kary unit_log counter_keys key_alerts sparse_alerts_sources counter_persons persons_gaussian window_blocks shard_feed write_path
+ISOLATION = ledger_race ledger_fresh counters counter_race sources source_counter block_counter counter_locks counter_attach_locks unit_log feed_cache counter_keys counter_persons key_drop
 ISOLATION_OPTS = --inputdir=test --load-extension=contcount
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -1635,3 +1635,19 @@ WHERE EXISTS (SELECT 1 FROM contcount.counter_rows() r WHERE r.name OPERATOR(pg_
 GRANT SELECT ON contcount.counter_shards TO PUBLIC;
 COMMENT ON VIEW contcount.counter_shards IS
     'the shards that feed the counters the current role may read, a row per partition: the last batch read, when, and whether the last step could not read it (its counts then come in a later step)';
+-- The steps of counters over a dimension without a foreign-key check a
+-- row: counter_unit_key, counter_key_state and counter_key_release no
+-- longer reference contcount.counter.  Each row the step wrote ran the
+-- check's query (a person's new key, a key's state and its release: 10^5
+-- queries for 10^5 persons, most of the step's time); the step holds its
+-- counter's row FOR UPDATE until it commits, which is what the check's
+-- lock made sure of, and drop_counter deletes the three tables' rows of
+-- the counter after the counter's row, in place of the cascade.  And each
+-- step rewrites every key's state: with room left on its page (fillfactor
+-- 50) the new version is a heap-only tuple, with no new entry in the key
+-- index, which otherwise grew by every key at every step until a vacuum.
+-- ---------------------------------------------------------------------
+ALTER TABLE contcount.counter_unit_key DROP CONSTRAINT counter_unit_key_counter_id_fkey;
+ALTER TABLE contcount.counter_key_state DROP CONSTRAINT counter_key_state_counter_id_fkey;
+ALTER TABLE contcount.counter_key_release DROP CONSTRAINT counter_key_release_counter_id_fkey;
+ALTER TABLE contcount.counter_key_state SET (fillfactor = 50);

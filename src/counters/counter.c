@@ -41,6 +41,7 @@
 #include "access/table.h"
 #include "counters/counter.h"
 #include "counters/counter_attach.h"
+#include "counters/counter_keys.h"
 #include "counters/counter_shmem.h"
 #include "counters/shard_counters.h"
 #include "ledger/ledger.h"
@@ -829,6 +830,7 @@ contcount_drop_counter(PG_FUNCTION_ARGS)
 			  "DELETE FROM contcount.counter WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, SPI_OK_DELETE);
 	unit_log_forget(row.id);
+	counter_keys_forget(row.id);
 	owner_end(&scope);
 	feed_cache_changed();
 	attachments_remove_all(row.id, name);

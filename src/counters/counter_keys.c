@@ -24,9 +24,11 @@
  * Each key's state is a row of contcount.counter_key_state, each key's
  * release a row of contcount.counter_key_release, all written in the
  * step's one transaction with the log it consumed: exactly once, as the
- * counter's own step.  The counter's own state stays its clock (its steps,
- * horizon and copies), pushed what plain counts it has (none) and released
- * nowhere.
+ * counter's own step.  No foreign key ties them (nor counter_unit_key) to
+ * contcount.counter: the step holds its counter's row FOR UPDATE, and
+ * drop_counter deletes them (counter_keys_forget).  The counter's own
+ * state stays its clock (its steps, horizon and copies), pushed what plain
+ * counts it has (none) and released nowhere.
  *
  * Keys with no rows in a step get their 0.  A key the DBA declares later
  * joins at the counter's next step, its state new then: the rows logged
@@ -305,4 +307,28 @@ counter_keys_step(int64 id, const char *name, const cc_state *clock, int64 t, Ke
 		step_chunk(&step, keys + start, Min(KEY_CHUNK, nkeys - start), cxt);
 	MemoryContextDelete(cxt);
 	return true;
+}
+
+/*
+ * No foreign key ties the three tables to contcount.counter (its check was
+ * a query a row the step wrote): the counter's rows go here, in place of a
+ * cascade.  Run after the counter's row is deleted, in a statement of its
+ * own, it sees what a step that held the row wrote before it committed.
+ */
+void
+counter_keys_forget(int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+
+	if (!contcount_has_column("counter", "dimension"))
+		return;
+	if (SPI_execute_with_args("WITH k AS (DELETE FROM contcount.counter_unit_key "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1), "
+							  "s AS (DELETE FROM contcount.counter_key_state "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1) "
+							  "DELETE FROM contcount.counter_key_release "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the keys of counter " INT64_FORMAT, id);
 }

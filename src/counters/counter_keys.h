@@ -37,4 +37,11 @@ extern bool counter_keys_step(int64 id, const char *name, const cc_state *clock,
 /* The rows a step took for key (0 if none): what the key's count grew by. */
 extern int64 counter_keys_taken(const KeyTaken *taken, const char *key);
 
+/*
+ * Delete counter id's persons' keys, keys' states and releases (dropped):
+ * after its row of contcount.counter, in a statement of its own.  SPI
+ * connected, as the owner.
+ */
+extern void counter_keys_forget(int64 id);
+
 #endif							/* CONTCOUNT_COUNTER_KEYS_H */

@@ -21,15 +21,22 @@
  * transaction's changes), keeps the answer in the backend until they or the
  * source change (feed_cache.c: a statement's first row then costs no query)
  * and does nothing for a row when there are none.  For each counter it adds
- * one to the unit's entry of the transaction's unit log (unit_log.c),
+ * one to the unit's entry of the transaction's unit log (unit_log.c: a
+ * digest of the unit and a probe of a backend hash table a row, no query),
  * appended to contcount.counter_unit_log just before commit, with the
- * insert; the step that takes the log bounds
+ * insert, in rows too small to be toasted; the step that takes the log bounds
  * each unit by max_rows against its row of contcount.counter_unit, so an
  * insert locks no row of contcount's and concurrent inserts of one unit
  * never wait on each other, yet count at most max_rows between them
  * (test/specs/source_counter.spec).  A database not yet updated to 0.6
  * bounds each row at once, by an upsert of the unit's row that stops at
  * max_rows, counted only if it did.
+ *
+ * Why an AFTER row trigger: a BEFORE one sees rows that ON CONFLICT DO
+ * NOTHING (or DO UPDATE) then skips without an error, and would count
+ * them; a statement trigger with a transition table copies every row into
+ * a tuplestore where the row trigger queues and refetches it, which
+ * bench/inserts measures about even, and the per-row work is the same.
  *
  * A unit is kept by the SHA-256 digest of its text form (which the source
  * checks is one a value): 32 bytes whatever the unit, so that no unit,
@@ -321,7 +328,8 @@ by_text(const void *a, const void *b)
  * and sorted once, not once a statement (12 ms a statement for 10^5 keys).
  * Each counter's keys live in a memory context of their own; keys read
  * again get a new one, and the old goes with the transaction, since a
- * statement under way may still hold them.
+ * statement under way may still hold them, and the transaction's unit log
+ * names each row's key by its text here (unit_log_add).
  */
 typedef struct KeyCache
 {

@@ -11,18 +11,23 @@
  * three times plain ones.  Now the trigger only adds one to the person's
  * entry in backend memory, per counter and per (sub)transaction level, as
  * counter_delta.c does for plain counts; just before the transaction
- * commits the entries are appended to contcount.counter_unit_log, one row
- * per counter holding its persons' digests and rows as two arrays (a row
- * per person cost the log as much as the insert itself; no index, no lock
- * on any row: concurrent inserts of one person never wait on each other).  An
- * entry of a rolled-back savepoint is dropped, a released one goes to its
- * parent; a transaction with many persons spills the entries of its
- * current level early, into the heap in that level, where an abort of the
- * level rolls them back with its rows.
+ * commits the entries are appended to contcount.counter_unit_log, rows of
+ * about 40 persons of one counter each, their digests and rows as two
+ * arrays (a row per person cost the log as much as the insert itself; a
+ * row per counter was toasted, and pglz's attempt at the digests cost a
+ * quarter of a 1000-row insert; no index, no lock on any row: concurrent
+ * inserts of one person never wait on each other).  A row costs the insert
+ * its SHA-256 digest (the unit's text form) and a probe of the entries'
+ * table, hashed by the digest's first bytes.  An entry of a rolled-back
+ * savepoint is dropped, a released one goes to its parent; a transaction
+ * with many persons spills the entries of its current level early, into
+ * the heap in that level, where an abort of the level rolls them back with
+ * its rows.
  *
- * For a counter over a dimension an entry is also the row's key (by its
- * digest, the text kept beside for the log), and the log row holds the
- * keys as a third array, unit_keys: the step takes those rows through
+ * For a counter over a dimension an entry is also the row's key (the
+ * trigger's text of it, by address: one text a declared key, kept until
+ * the transaction ends), and the log row holds the keys as a third array,
+ * unit_keys: the step takes those rows through
  * unit_log_key_rows, which bounds each person across keys by max_groups
  * (the keys it has, in counter_unit_key) and max_rows, per key.
  *
@@ -50,10 +55,12 @@
 #include <openssl/evp.h>
 
 #include "access/heapam.h"
+#include "access/heaptoast.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -76,32 +83,23 @@
 typedef struct LogKey
 {
 	int64		counter;
+	/*
+	 * The rows' key of the counter's dimension, or NULL: the source's
+	 * trigger keeps the text until the transaction ends (one text a key, so
+	 * that entries compare keys by address, with no digest a row).
+	 */
+	const char *key;
 	int32		level;			/* transaction nesting level of the rows */
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
-	/* the digest of the rows' key (a counter over a dimension), or zeros */
-	uint8		key[PG_SHA256_DIGEST_LENGTH];
 } LogKey;
 
 typedef struct LogEntry
 {
 	LogKey		key;
-	bool		keyed;			/* key names a key of the counter's dimension */
 	int64		rows;
 } LogEntry;
 
 static HTAB *entries = NULL;
-
-/*
- * The text of each key the transaction's entries name, by its digest: an
- * entry keeps the digest only, so that entries stay fixed in size.
- */
-typedef struct KeyText
-{
-	uint8		digest[PG_SHA256_DIGEST_LENGTH];
-	char	   *text;			/* in TopMemoryContext */
-} KeyText;
-
-static HTAB *key_texts = NULL;
 
 /*
  * SHA-256 through OpenSSL's EVP interface, the algorithm fetched once a
@@ -120,6 +118,24 @@ unit_log_installed(void)
 	return contcount_has_column("counter_unit_log", "unit_digests");
 }
 
+/*
+ * The hash of an entry's key: the person's digest is already uniformly
+ * spread, so its first bytes, mixed with the counter, the key and the
+ * level, do what hashing all 56 bytes of the key did, for a fraction of
+ * the cost a row.
+ */
+static uint32
+log_key_hash(const void *key, Size keysize)
+{
+	const LogKey *k = key;
+	uint32		h;
+
+	(void) keysize;
+	memcpy(&h, k->digest, sizeof(h));
+	h = hash_combine(h, murmurhash32((uint32) k->counter ^ (uint32) k->level));
+	return hash_combine(h, murmurhash32((uint32) (uintptr_t) k->key));
+}
+
 /* The entry of key, made with no rows if new. */
 static LogEntry *
 entry_of(const LogKey *key)
@@ -133,42 +149,13 @@ entry_of(const LogKey *key)
 
 		ctl.keysize = sizeof(LogKey);
 		ctl.entrysize = sizeof(LogEntry);
-		entries = hash_create("contcount unit log", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+		ctl.hash = log_key_hash;
+		entries = hash_create("contcount unit log", 16, &ctl, HASH_ELEM | HASH_FUNCTION);
 	}
 	entry = hash_search(entries, key, HASH_ENTER, &found);
 	if (!found)
-	{
 		entry->rows = 0;
-		entry->keyed = false;
-	}
 	return entry;
-}
-
-/* Forget the keys' texts: the entries that name them are gone. */
-static void
-forget_key_texts(void)
-{
-	HASH_SEQ_STATUS seq;
-	KeyText    *entry;
-
-	if (key_texts == NULL)
-		return;
-	hash_seq_init(&seq, key_texts);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-		pfree(entry->text);
-	hash_destroy(key_texts);
-	key_texts = NULL;
-}
-
-/* The text of the key whose digest this is, as unit_log_add_key kept it. */
-static const char *
-key_text(const uint8 digest[PG_SHA256_DIGEST_LENGTH])
-{
-	KeyText    *entry = key_texts ? hash_search(key_texts, digest, HASH_FIND, NULL) : NULL;
-
-	if (entry == NULL)
-		elog(ERROR, "the unit log lost the text of a key");
-	return entry->text;
 }
 
 /*
@@ -182,7 +169,6 @@ clear_entries(void)
 	HASH_SEQ_STATUS seq;
 	LogEntry   *entry;
 
-	forget_key_texts();
 	if (entries == NULL || hash_get_num_entries(entries) == 0)
 		return;
 	if (hash_get_num_entries(entries) > UNIT_LOG_KEPT)
@@ -207,18 +193,37 @@ by_counter(const void *a, const void *b)
 }
 
 /*
- * One row of the log for the n entries of one counter: their digests and
- * their rows as two arrays, so that a transaction's persons cost the log
- * one row (toasted when long), not one row each.
+ * Bytes a log row may give its persons and stay below TOAST's threshold:
+ * a toasted row cost more than the insert it logged (pglz tried the
+ * digests' array whole, its elements' repeated headers making it go on,
+ * and each chunk of the TOAST table has an index entry).  The rest is the
+ * tuple's header, the counter and the arrays' headers.
+ */
+#define LOG_ROW_BYTES (TOAST_TUPLE_THRESHOLD - 128)
+
+/* What an entry adds to a log row: its digest, its rows, its key's text. */
+static Size
+entry_bytes(const LogEntry *entry)
+{
+	Size		bytes = INTALIGN(VARHDRSZ + PG_SHA256_DIGEST_LENGTH) + sizeof(int64);
+
+	return entry->key.key ? bytes + INTALIGN(VARHDRSZ + strlen(entry->key.key)) : bytes;
+}
+
+/*
+ * One row of the log for the n entries of one counter: their digests, their
+ * rows and (over a dimension) their keys as arrays, so that a few dozen
+ * persons cost the log one row, not one row each.
  */
 static void
-write_counter(Relation rel, const LogEntry *run, int n)
+write_row(Relation rel, const LogEntry *run, int n)
 {
 	Datum	   *digests = palloc(n * sizeof(Datum));
 	Datum	   *rows = palloc(n * sizeof(Datum));
 	Datum	   *keys = palloc(n * sizeof(Datum));
+	bool		keyed = run[0].key.key != NULL;
 	Datum		values[4];
-	bool		nulls[4] = {false, false, false, !run[0].keyed};
+	bool		nulls[4] = {false, false, false, !keyed};
 
 	for (int i = 0; i < n; i++)
 	{
@@ -228,15 +233,41 @@ write_counter(Relation rel, const LogEntry *run, int n)
 		memcpy(VARDATA(digest), run[i].key.digest, PG_SHA256_DIGEST_LENGTH);
 		digests[i] = PointerGetDatum(digest);
 		rows[i] = Int64GetDatum(run[i].rows);
-		if (run[0].keyed)
-			keys[i] = CStringGetTextDatum(key_text(run[i].key.key));
+		if (keyed)
+			keys[i] = CStringGetTextDatum(run[i].key.key);
 	}
 	values[0] = Int64GetDatum(run[0].key.counter);
 	values[1] = PointerGetDatum(construct_array(digests, n, BYTEAOID, -1, false, TYPALIGN_INT));
 	values[2] = PointerGetDatum(construct_array(rows, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	if (run[0].keyed)
+	if (keyed)
 		values[3] = PointerGetDatum(construct_array(keys, n, TEXTOID, -1, false, TYPALIGN_INT));
 	simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel), values, nulls));
+}
+
+/*
+ * The n entries of one counter as rows of the log, each as many entries as
+ * fit in LOG_ROW_BYTES (an entry larger alone in its row).  The rows'
+ * number shows no more than TOAST's chunks of one row did: the persons'
+ * bytes over about 2 kB.
+ */
+static void
+write_counter(Relation rel, const LogEntry *run, int n)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "contcount unit log row",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	for (int start = 0, end; start < n; start = end)
+	{
+		Size		bytes = entry_bytes(&run[start]);
+
+		for (end = start + 1; end < n && bytes + entry_bytes(&run[end]) <= LOG_ROW_BYTES; end++)
+			bytes += entry_bytes(&run[end]);
+		write_row(rel, run + start, end - start);
+		MemoryContextReset(cxt);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 }
 
 /*
@@ -310,27 +341,6 @@ unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH])
 		elog(ERROR, "could not compute a SHA-256 digest");
 }
 
-/* Keep the text of a key for the log, by its digest (into digest). */
-static void
-keep_key_text(const char *text, uint8 digest[PG_SHA256_DIGEST_LENGTH])
-{
-	KeyText    *entry;
-	bool		found;
-
-	if (key_texts == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = PG_SHA256_DIGEST_LENGTH;
-		ctl.entrysize = sizeof(KeyText);
-		key_texts = hash_create("contcount unit log keys", 64, &ctl, HASH_ELEM | HASH_BLOBS);
-	}
-	unit_log_digest(text, digest);
-	entry = hash_search(key_texts, digest, HASH_ENTER, &found);
-	if (!found)
-		entry->text = MemoryContextStrdup(TopMemoryContext, text);
-}
-
 void
 unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH], const char *key_name)
 {
@@ -340,11 +350,9 @@ unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH], const c
 	memset(&key, 0, sizeof(key));
 	key.counter = counter;
 	key.level = GetCurrentTransactionNestLevel();
+	key.key = key_name;
 	memcpy(key.digest, digest, PG_SHA256_DIGEST_LENGTH);
-	if (key_name != NULL)
-		keep_key_text(key_name, key.key);
 	entry = entry_of(&key);
-	entry->keyed = key_name != NULL;
 	entry->rows++;
 	/* many persons in one transaction: memory stays bounded */
 	if (hash_get_num_entries(entries) >= UNIT_LOG_SPILL)
@@ -384,7 +392,6 @@ end_level(int level, bool commit)
 
 		moved[i].key.level = level - 1;
 		parent = entry_of(&moved[i].key);
-		parent->keyed = moved[i].keyed;
 		parent->rows += moved[i].rows;
 	}
 }

@@ -17,6 +17,8 @@ extern void unit_log_digest(const char *text, uint8 digest[PG_SHA256_DIGEST_LENG
 /*
  * One row of the unit whose digest this is, for counter, in this
  * (sub)transaction; in key of the counter's dimension, or NULL without one.
+ * The caller keeps key's text, one copy a key, until the transaction ends:
+ * entries compare keys by address.
  */
 extern void unit_log_add(int64 counter, const uint8 digest[PG_SHA256_DIGEST_LENGTH],
 						 const char *key);
