@@ -1651,3 +1651,43 @@ ALTER TABLE contcount.counter_unit_key DROP CONSTRAINT counter_unit_key_counter_
 ALTER TABLE contcount.counter_key_state DROP CONSTRAINT counter_key_state_counter_id_fkey;
 ALTER TABLE contcount.counter_key_release DROP CONSTRAINT counter_key_release_counter_id_fkey;
 ALTER TABLE contcount.counter_key_state SET (fillfactor = 50);
+-- Counters over a dimension of a sharded source (docs/scale-out.md).  A
+-- shard's feed of such a counter logs each row with its key (the column
+-- the coordinator names), and contcount.shard_feed_take, given the key
+-- column, the keys declared on the coordinator, max_groups and whether
+-- the counter counts persons, keeps only the declared keys, bounds each
+-- person across them (max_groups keys, max_rows rows, in
+-- counter_unit_key and counter_unit under the feed's negative id) and
+-- seals the keys' counts into the batch as two arrays; it answers the
+-- keys' sums after the coordinator's watermark beside the plain sum.  A
+-- feed keeps the bounds it was made with (shard_feed's new columns).
+-- ---------------------------------------------------------------------
+ALTER TABLE contcount.shard_feed ADD COLUMN key_column text;
+ALTER TABLE contcount.shard_feed ADD COLUMN max_groups integer;
+ALTER TABLE contcount.shard_feed ADD COLUMN persons boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN contcount.shard_feed.key_column IS
+    'the column of the shard''s table holding the key of the counter''s dimension (null: a counter of all rows)';
+COMMENT ON COLUMN contcount.shard_feed.max_groups IS
+    'the keys a person may count in, over a dimension (null otherwise)';
+COMMENT ON COLUMN contcount.shard_feed.persons IS
+    'over a dimension: does the counter count persons (a row a person and key)?';
+ALTER TABLE contcount.shard_feed_batch ADD COLUMN keys text[];
+ALTER TABLE contcount.shard_feed_batch ADD COLUMN key_rows bigint[];
+COMMENT ON COLUMN contcount.shard_feed_batch.keys IS
+    'over a dimension: the declared keys the batch counted rows in';
+COMMENT ON COLUMN contcount.shard_feed_batch.key_rows IS
+    'over a dimension: the exact bounded rows of each of keys, in its order';
+
+DROP FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint);
+CREATE FUNCTION contcount.shard_feed_take(feed text, schema_name text, table_name text,
+    unit_column text, max_rows integer, after bigint, key_column text DEFAULT NULL,
+    keys text[] DEFAULT NULL, max_groups integer DEFAULT NULL, persons boolean DEFAULT false,
+    OUT upto bigint, OUT rows bigint, OUT key_names text[], OUT key_rows bigint[])
+RETURNS record
+AS 'MODULE_PATHNAME', 'contcount_shard_feed_take'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint, text,
+    text[], integer, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint, text,
+    text[], integer, boolean) IS
+    'on a shard, for the coordinator''s connection user: seal the feed''s new rows, each person bounded (over a dimension: across the declared keys), and return the last batch and the exact bounded rows after after (and each key''s)';

@@ -2,7 +2,8 @@
 -- contcount.feed_shard puts the feeding trigger on a table (superuser),
 -- contcount.shard_feed_take seals what the table logged for a feed into
 -- batches of exact counts, each person bounded by max_rows, and answers
--- {last batch, rows after the watermark} to a role granted EXECUTE on it
+-- (last batch, rows after the watermark, over a dimension each declared
+-- key's rows) to a role granted EXECUTE on it
 -- that may SELECT the table; every other role gets 42501, every bad input
 -- its SQLSTATE.  The coordinator and shards: test/t/024_shard_counters.pl.
 
@@ -15,7 +16,8 @@ GRANT USAGE ON SCHEMA test TO regress_feed_coord, regress_feed_app, regress_feed
 GRANT EXECUTE ON FUNCTION test.error_of(text) TO regress_feed_coord, regress_feed_app, regress_feed_other;
 GRANT SELECT ON test.feed_rows TO regress_feed_coord, regress_feed_other;
 GRANT INSERT ON test.feed_rows TO regress_feed_app;
-GRANT EXECUTE ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint)
+GRANT EXECUTE ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint, text, text[],
+    integer, boolean)
     TO regress_feed_coord;
 
 -- no trigger yet: the shard does not feed counters
@@ -69,10 +71,13 @@ RESET ROLE;
 -- past it, nothing, and the batch is gone
 SET ROLE regress_feed_coord;
 CREATE TEMP TABLE answers (n int, a bigint[]);
-INSERT INTO answers SELECT 1, contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5, 0);
-INSERT INTO answers SELECT 2, contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5, 0);
-INSERT INTO answers SELECT 3, contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5,
-    (SELECT a[1] FROM answers WHERE n = 1));
+INSERT INTO answers SELECT 1, ARRAY[t.upto, t.rows]
+    FROM contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5, 0) t;
+INSERT INTO answers SELECT 2, ARRAY[t.upto, t.rows]
+    FROM contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5, 0) t;
+INSERT INTO answers SELECT 3, ARRAY[t.upto, t.rows]
+    FROM contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5,
+    (SELECT a[1] FROM answers WHERE n = 1)) t;
 SELECT n, a[1] > 0 AS has_batch, a[1] = (SELECT a[1] FROM answers WHERE n = 1) AS same_batch, a[2] AS rows
 FROM answers ORDER BY n;
 RESET ROLE;
@@ -82,7 +87,7 @@ SET ROLE regress_feed_app;
 INSERT INTO test.feed_rows (user_id) SELECT u FROM generate_series(1, 2) u, generate_series(1, 4);
 SET ROLE regress_feed_coord;
 SELECT (contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5,
-    (SELECT a[1] FROM answers WHERE n = 1)))[2] AS rows_with_room;
+    (SELECT a[1] FROM answers WHERE n = 1))).rows AS rows_with_room;
 RESET ROLE;
 
 -- bad inputs
@@ -99,15 +104,79 @@ RESET ROLE;
 SET ROLE regress_feed_other;
 SELECT test.error_of($$SELECT contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5, 0)$$);
 RESET ROLE;
-GRANT EXECUTE ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint)
+GRANT EXECUTE ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint, text, text[],
+    integer, boolean)
     TO regress_feed_app;
 SET ROLE regress_feed_app;
 SELECT test.error_of($$SELECT contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5, 0)$$);
 RESET ROLE;
 
+-- Over a dimension: the coordinator names the key column, the keys it
+-- declared, max_groups and whether it counts persons; the shard logs every
+-- key and keeps only the declared ones, so that a key not declared never
+-- takes one of a person's max_groups keys.
+CREATE TABLE test.feed_keyed (user_id int, country text);
+GRANT SELECT ON test.feed_keyed TO regress_feed_coord;
+GRANT INSERT ON test.feed_keyed TO regress_feed_app;
+SELECT contcount.feed_shard('test.feed_keyed', 'user_id');
+SET ROLE regress_feed_coord;
+-- bad key arguments
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'nope', '{de}', 2)$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'country', NULL, 2)$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'country', '{de,NULL}', 2)$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'country', '{{de},{fr}}', 2)$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'country', '{de}', 0)$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'country', '{de}')$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, NULL, '{de}')$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, NULL, NULL, 2)$$)
+) AS cases(s);
+-- two feeds opened: rows (max_rows 3, max_groups 2) and persons (a row a
+-- person and key, in at most 2 keys: max_rows is the counter's sensitivity)
+SELECT upto, rows, key_names, key_rows FROM contcount.shard_feed_take('k', 'test', 'feed_keyed',
+    'user_id', 3, 0, 'country', '{it,de,fr}', 2);
+SELECT upto, rows, key_names, key_rows FROM contcount.shard_feed_take('kp', 'test', 'feed_keyed',
+    'user_id', 2, 0, 'country', '{it,de,fr}', 2, true);
+-- a feed keeps its bounds and its key column
+SELECT s, test.error_of(s) FROM (VALUES
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'country', '{de}', 3)$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0, 'country', '{de}', 2, true)$$),
+    ($$SELECT contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0)$$),
+    ($$SELECT contcount.shard_feed_take('f', 'test', 'feed_rows', 'user_id', 5, 0, 'at', '{de}', 2)$$)
+) AS cases(s);
+-- Person 1: de twice, fr, it (max_groups 2: de and fr, in key order; 3
+-- rows).  Person 2: it five times (max_rows: 3).  Person 3: aa (not
+-- declared, first in key order), de, fr: both declared keys count.
+-- Person 4: no key.
+SET ROLE regress_feed_app;
+INSERT INTO test.feed_keyed VALUES (1, 'de'), (1, 'de'), (1, 'fr'), (1, 'it');
+INSERT INTO test.feed_keyed SELECT 2, 'it' FROM generate_series(1, 5);
+INSERT INTO test.feed_keyed VALUES (3, 'aa'), (3, 'de'), (3, 'fr'), (4, NULL);
+SET ROLE regress_feed_coord;
+CREATE TEMP TABLE keyed AS
+SELECT 'k' AS feed, t.* FROM contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id', 3, 0,
+    'country', '{it,de,fr}', 2) t;
+INSERT INTO keyed SELECT 'kp', t.* FROM contcount.shard_feed_take('kp', 'test', 'feed_keyed',
+    'user_id', 2, 0, 'country', '{it,de,fr}', 2, true) t;
+SELECT feed, upto > 0 AS has_batch, rows, key_names, key_rows FROM keyed ORDER BY feed;
+-- asked again from the same watermark: the same; past it: nothing
+SELECT rows, key_names, key_rows FROM contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id',
+    3, 0, 'country', '{it,de,fr}', 2);
+-- persons 1 and 2 have no room left, person 5 has; a key declared since
+-- (aa) counts from this seal on (person 3's aa row went with the first)
+SET ROLE regress_feed_app;
+INSERT INTO test.feed_keyed VALUES (1, 'it'), (1, 'de'), (2, 'fr'), (5, 'fr'), (6, 'aa');
+SET ROLE regress_feed_coord;
+SELECT rows, key_names, key_rows FROM contcount.shard_feed_take('k', 'test', 'feed_keyed', 'user_id',
+    3, (SELECT upto FROM keyed WHERE feed = 'k'), 'country', '{it,de,fr,aa}', 2);
+RESET ROLE;
+SELECT count(*) AS person_keys FROM contcount.counter_unit_key WHERE counter_id < 0;
+
 DROP TABLE test.feed_rows CASCADE;
+DROP TABLE test.feed_keyed CASCADE;
 DELETE FROM contcount.shard_feed;
 DELETE FROM contcount.counter_unit WHERE counter_id < 0;
 DELETE FROM contcount.counter_unit_log WHERE counter_id < 0;
+DELETE FROM contcount.counter_unit_key WHERE counter_id < 0;
 DROP OWNED BY regress_feed_coord, regress_feed_app, regress_feed_other;
 DROP ROLE regress_feed_coord, regress_feed_app, regress_feed_other;

@@ -429,9 +429,9 @@ bound_by_source(const char *source, int64 step, SpecArgs *args, SourceBounds *bo
 }
 
 /*
- * The shards of a source feed plain counters only (shard_counters.c): a
- * counter over a dimension, or over blocks, would count the coordinator's
- * rows and miss the shards'.
+ * The shards of a source feed counters of all its rows or of a dimension's
+ * keys (shard_counters.c), not per-block budgets: a counter over blocks
+ * would count the coordinator's rows and miss the shards'.
  */
 static void
 refuse_sharded(const char *source, const SourceBounds *bounds)
@@ -439,9 +439,8 @@ refuse_sharded(const char *source, const SourceBounds *bounds)
 	if (shard_counters_sharded(bounds->relid, bounds->unit))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a counter over sharded source \"%s\" has neither a dimension nor blocks",
-						source),
-				 errhint("Its shards feed counters of all the source's rows.")));
+				 errmsg("a counter over sharded source \"%s\" has no blocks", source),
+				 errhint("Its shards feed counters of all the source's rows, or of a dimension's keys.")));
 }
 
 /* A new counter's id: random, positive and never 0 (a free slot). */
@@ -777,7 +776,7 @@ contcount_create_counter(PG_FUNCTION_ARGS)
 	persons = count_arg(fcinfo, 14, source);
 	if (persons)
 		bound_persons(source, dimension, &args);
-	if (source != NULL && (dimension != NULL || bounds.blocks.length > 0))
+	if (source != NULL && bounds.blocks.length > 0)
 		refuse_sharded(source, &bounds);
 	spec_to_params(&args, &params);
 	check_schedule(step, &params);

@@ -30,6 +30,12 @@
  * state stays its clock (its steps, horizon and copies), pushed what plain
  * counts it has (none) and released nowhere.
  *
+ * Over a sharded source, each shard logs and bounds its own persons (their
+ * rows are all on it) across the keys declared here, which the step names
+ * when it asks (shard_counters.c), and the step adds each shard's rows of
+ * each key to the key's, in its transaction, with the shard's watermark:
+ * exactly once, as plain counts from shards.
+ *
  * Keys with no rows in a step get their 0.  A key the DBA declares later
  * joins at the counter's next step, its state new then: the rows logged
  * before were left out (not declared when the trigger saw them), and the
@@ -54,6 +60,7 @@
 #include "common/random.h"
 #include "core/mechanism.h"
 #include "counters/counter_keys.h"
+#include "counters/shard_counters.h"
 #include "sources/unit_log.h"
 
 /* Keys whose states are read and written at once. */
@@ -121,7 +128,44 @@ declared_keys(int64 id, char ***keys, int *nkeys)
 	return true;
 }
 
-/* Take the step's logged rows, bounded, by key (sorted). */
+/*
+ * Add the rows of a sharded source's shards (shard_counters.c: each shard
+ * bounds its own persons, whose rows are all there) to the step's, and
+ * sort them by key, each key once.
+ */
+static void
+add_shard_rows(KeyStep *step)
+{
+	KeyTaken   *taken = step->taken;
+	KeyTaken	shards;
+	int			n = 0;
+
+	(void) shard_counters_collect(step->id, &shards);
+	if (shards.n > 0)
+	{
+		taken->rows = repalloc(taken->rows, sizeof(KeyRows) * (taken->n + shards.n));
+		memcpy(taken->rows + taken->n, shards.rows, sizeof(KeyRows) * shards.n);
+		taken->n += shards.n;
+	}
+	qsort(taken->rows, taken->n, sizeof(KeyRows), by_key);
+	for (int i = 0; i < taken->n; i++)
+	{
+		if (n > 0 && strcmp(taken->rows[n - 1].key, taken->rows[i].key) == 0)
+		{
+			if (__builtin_add_overflow(taken->rows[n - 1].rows, taken->rows[i].rows,
+									   &taken->rows[n - 1].rows))
+				elog(ERROR, "the step of counter \"%s\" overflows", step->name);
+			continue;
+		}
+		taken->rows[n++] = taken->rows[i];
+	}
+	taken->n = n;
+}
+
+/*
+ * Take the step's logged rows, bounded, by key, and the shards' (sorted,
+ * each key once).
+ */
 static void
 take_rows(KeyStep *step)
 {
@@ -137,7 +181,7 @@ take_rows(KeyStep *step)
 		taken->rows[i].rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
 														   SPI_tuptable->tupdesc, 2, &isnull));
 	}
-	qsort(taken->rows, taken->n, sizeof(KeyRows), by_key);
+	add_shard_rows(step);
 }
 
 int64

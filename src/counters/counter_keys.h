@@ -7,20 +7,7 @@
 #define CONTCOUNT_COUNTER_KEYS_H
 
 #include "core/mechanism.h"
-
-/* A key's rows in a step, bounded. */
-typedef struct KeyRows
-{
-	char	   *key;
-	int64		rows;
-} KeyRows;
-
-/* What a step of a counter over a dimension took: each key's rows, bounded. */
-typedef struct KeyTaken
-{
-	int			n;
-	KeyRows    *rows;			/* sorted by key (strcmp), only keys with rows */
-} KeyTaken;
+#include "counters/key_rows.h"
 
 /*
  * Step t of counter id (name, its own state clock, already pushed) over its

@@ -750,7 +750,7 @@ consume_deltas(const Step *step)
 																	  &isnull)), &items))
 			elog(ERROR, "the step of counter \"%s\" overflows", step->name);
 	if (__builtin_add_overflow(items, unit_log_rows(step->id, true), &items) ||
-		__builtin_add_overflow(items, shard_counters_collect(step->id), &items))
+		__builtin_add_overflow(items, shard_counters_collect(step->id, NULL), &items))
 		elog(ERROR, "the step of counter \"%s\" overflows", step->name);
 	return items;
 }

@@ -43,18 +43,25 @@
 #include "utils/resowner.h"
 
 #include "common/owner_spi.h"
+#include "counters/key_rows.h"
 #include "counters/shard_counters.h"
 #include "sources/shards.h"
 
-#define TAKE_SQL "SELECT contcount.shard_feed_take($1, $2, $3, $4, $5::pg_catalog.int4, " \
-	"$6::pg_catalog.int8)"
+#define TAKE_SQL "SELECT upto, rows, key_names, key_rows FROM contcount.shard_feed_take($1, $2, $3, " \
+	"$4, $5::pg_catalog.int4, $6::pg_catalog.int8, $7, $8::pg_catalog.text[], " \
+	"$9::pg_catalog.int4, $10::pg_catalog.bool)"
 
 /* The counter's sharded source, if it has one. */
 typedef struct ShardedSource
 {
 	Oid			relid;
 	AttrNumber	unit;
-	int32		max_rows;		/* a person's rows in all: 1 counting persons */
+	int32		max_rows;		/* a person's rows in all: sensitivity counting persons */
+	bool		keyed;			/* a counter over a dimension */
+	AttrNumber	key;			/* its column */
+	char	   *keys;			/* the declared keys, a text[] as text */
+	int32		max_groups;
+	bool		persons;
 } ShardedSource;
 
 /* What one shard answered a step, or why it did not. */
@@ -63,10 +70,15 @@ typedef struct ShardRead
 	int64		after;			/* the watermark before the step */
 	int64		upto;			/* after the step */
 	int64		rows;
+	KeyTaken	keys;			/* over a dimension: each key's rows */
 	char	   *error;			/* NULL: read */
 } ShardRead;
 
-/* The counter's source, if it is one (SPI connected, as the owner). */
+/*
+ * The counter's source, if it is one (SPI connected, as the owner), and
+ * its dimension if it has one.  A counter whose dimension is gone has no
+ * keys to count: none of its shards is asked.
+ */
 static bool
 counter_source(int64 counter, ShardedSource *source)
 {
@@ -74,19 +86,32 @@ counter_source(int64 counter, ShardedSource *source)
 	Datum		values[1] = {Int64GetDatum(counter)};
 	bool		isnull;
 	HeapTuple	tuple;
+	TupleDesc	desc;
 
 	if (SPI_execute_with_args("SELECT s.relid, s.unit_attnum, CASE WHEN c.count OPERATOR(pg_catalog.=) 'persons' "
-							  "THEN c.sensitivity ELSE s.max_rows END FROM contcount.counter c "
+							  "THEN c.sensitivity ELSE s.max_rows END, c.dimension IS NOT NULL, d.attnum, "
+							  "d.keys::pg_catalog.text, s.max_groups, c.count OPERATOR(pg_catalog.=) 'persons' "
+							  "FROM contcount.counter c "
 							  "JOIN contcount.source s ON s.name OPERATOR(pg_catalog.=) c.source "
+							  "LEFT JOIN contcount.source_dimension d ON d.source OPERATOR(pg_catalog.=) c.source "
+							  "AND d.name OPERATOR(pg_catalog.=) c.dimension "
 							  "WHERE c.id OPERATOR(pg_catalog.=) $1",
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the source of counter " INT64_FORMAT, counter);
 	if (SPI_processed == 0)
 		return false;
 	tuple = SPI_tuptable->vals[0];
-	source->relid = DatumGetObjectId(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull));
-	source->unit = DatumGetInt16(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull));
-	source->max_rows = DatumGetInt32(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 3, &isnull));
+	desc = SPI_tuptable->tupdesc;
+	source->relid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+	source->unit = DatumGetInt16(SPI_getbinval(tuple, desc, 2, &isnull));
+	source->max_rows = DatumGetInt32(SPI_getbinval(tuple, desc, 3, &isnull));
+	source->keyed = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
+	source->key = DatumGetInt16(SPI_getbinval(tuple, desc, 5, &isnull));
+	if (source->keyed && isnull)
+		return false;
+	source->keys = SPI_getvalue(tuple, desc, 6);
+	source->max_groups = DatumGetInt32(SPI_getbinval(tuple, desc, 7, &isnull));
+	source->persons = DatumGetBool(SPI_getbinval(tuple, desc, 8, &isnull));
 	return get_rel_relkind(source->relid) != '\0';
 }
 
@@ -124,7 +149,7 @@ feed_name(int64 counter, Oid partition)
 static void
 send_ask(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead *read)
 {
-	const char *params[6];
+	const char *params[10] = {NULL};
 	char	   *schema;
 	char	   *table;
 	char	   *unit;
@@ -136,31 +161,74 @@ send_ask(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead 
 	params[3] = unit;
 	params[4] = psprintf("%d", source->max_rows);
 	params[5] = psprintf(INT64_FORMAT, read->after);
+	if (source->keyed)
+	{
+		/* the shard's name of the dimension's column */
+		shards_remote_names(source->relid, call->partition, source->key, &schema, &table,
+							(char **) &params[6]);
+		params[7] = source->keys;
+		params[8] = psprintf("%d", source->max_groups);
+	}
+	params[9] = source->keyed && source->persons ? "true" : "false";
 	shards_open(call);
-	shards_send_sql(call, TAKE_SQL, 6, params);
+	shards_send_sql(call, TAKE_SQL, 10, params);
 }
 
-/* The shard's answer, {last batch, rows}, once its transaction has committed. */
+/*
+ * The keys' rows a shard answered (two arrays as text, NULL: none) into
+ * read->keys; false if they do not pair up or a count is negative.
+ */
+static bool
+answer_keys(const char *names, const char *rows, ShardRead *read)
+{
+	Datum	   *keys;
+	Datum	   *counts;
+	int			n = 0;
+	int			m = 0;
+
+	read->keys.n = 0;
+	if (names == NULL || rows == NULL)
+		return names == rows;
+	deconstruct_array(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, (char *) names, TEXTOID, -1)),
+					  TEXTOID, -1, false, TYPALIGN_INT, &keys, NULL, &n);
+	deconstruct_array(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, (char *) rows, INT8OID, -1)),
+					  INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &counts, NULL, &m);
+	if (n != m)
+		return false;
+	read->keys.rows = palloc(sizeof(KeyRows) * Max(1, n));
+	for (int i = 0; i < n; i++)
+	{
+		read->keys.rows[i].key = TextDatumGetCString(keys[i]);
+		read->keys.rows[i].rows = DatumGetInt64(counts[i]);
+		if (read->keys.rows[i].rows < 0)
+			return false;
+	}
+	read->keys.n = n;
+	return true;
+}
+
+/*
+ * The shard's answer, (last batch, rows, keys, keys' rows), once its
+ * transaction has committed.
+ */
 static void
 take_answer(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead *read)
 {
-	char	  **row = shards_collect_row(call, 1);
-	ArrayType  *answer;
-	Datum	   *cells;
-	int			ncells;
+	char	  **row = shards_collect_row(call, 4);
+	bool		valid = row[0] != NULL && row[1] != NULL;
 
 	(void) counter;
-	(void) source;
-	answer = row[0] ? DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, row[0], INT8OID, -1)) : NULL;
-	if (answer != NULL)
-		deconstruct_array(answer, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &cells, NULL, &ncells);
-	if (answer == NULL || ncells != 2 || DatumGetInt64(cells[0]) < read->after ||
-		DatumGetInt64(cells[1]) < 0)
+	if (valid)
+	{
+		read->upto = DatumGetInt64(DirectFunctionCall1(int8in, CStringGetDatum(row[0])));
+		read->rows = DatumGetInt64(DirectFunctionCall1(int8in, CStringGetDatum(row[1])));
+		valid = read->upto >= read->after && read->rows >= 0 &&
+			answer_keys(row[2], row[3], read) && (source->keyed || read->keys.n == 0);
+	}
+	if (!valid)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("shard \"%s\" answered no batches of counts", call->server)));
-	read->upto = DatumGetInt64(cells[0]);
-	read->rows = DatumGetInt64(cells[1]);
 	shards_close(call);
 }
 
@@ -198,6 +266,7 @@ guarded(ShardStage stage, ShardCall *call, int64 counter, const ShardedSource *s
 		RollbackAndReleaseCurrentSubTransaction();
 		read->error = edata->message;
 		read->rows = 0;
+		read->keys.n = 0;
 		read->upto = read->after;
 	}
 	PG_END_TRY();
@@ -294,20 +363,48 @@ shard_counters_open(int64 counter)
 	owner_end(&scope);
 }
 
+/*
+ * Add what a shard answered for each key to keys (unsorted, a key may
+ * repeat), in cxt: the answer is in SPI's memory, which owner_end frees.
+ */
+static void
+add_keys(KeyTaken *keys, const KeyTaken *more, MemoryContext cxt)
+{
+	MemoryContext old;
+
+	if (more->n == 0)
+		return;
+	old = MemoryContextSwitchTo(cxt);
+	keys->rows = keys->n == 0 ? palloc(sizeof(KeyRows) * more->n) :
+		repalloc(keys->rows, sizeof(KeyRows) * (keys->n + more->n));
+	for (int i = 0; i < more->n; i++)
+	{
+		keys->rows[keys->n + i].key = pstrdup(more->rows[i].key);
+		keys->rows[keys->n + i].rows = more->rows[i].rows;
+	}
+	keys->n += more->n;
+	MemoryContextSwitchTo(old);
+}
+
 int64
-shard_counters_collect(int64 counter)
+shard_counters_collect(int64 counter, KeyTaken *keys)
 {
 	ShardedSource source;
 	OwnerScope	scope;
 	ShardCall  *calls;
-	ShardRead  *reads;
+	ShardRead  *reads = NULL;
 	int			n = 0;
 	int64		items = 0;
+	MemoryContext cxt = CurrentMemoryContext;
 
+	if (keys != NULL)
+		keys->n = 0;
 	if (!contcount_has_column("counter_shard", "read_upto"))
 		return 0;
 	owner_begin(&scope);
-	reads = counter_source(counter, &source) ? read_shards(counter, &source, &calls, &n) : NULL;
+	/* a counter over a dimension reads its shards where it steps its keys */
+	if (counter_source(counter, &source) && source.keyed == (keys != NULL))
+		reads = read_shards(counter, &source, &calls, &n);
 	for (int i = 0; i < n; i++)
 	{
 		record_read(counter, &calls[i], &reads[i]);
@@ -316,7 +413,9 @@ shard_counters_collect(int64 counter)
 					(errmsg("a step of counter " INT64_FORMAT " could not read shard \"%s\": %s",
 							counter, calls[i].server, reads[i].error),
 					 errdetail("The shard's counts wait for a later step.")));
-		if (__builtin_add_overflow(items, reads[i].rows, &items))
+		if (keys != NULL)
+			add_keys(keys, &reads[i].keys, cxt);
+		else if (__builtin_add_overflow(items, reads[i].rows, &items))
 			elog(ERROR, "the step of counter " INT64_FORMAT " overflows", counter);
 	}
 	owner_end(&scope);

@@ -8,14 +8,20 @@
 
 #include "access/attnum.h"
 
+#include "counters/key_rows.h"
+
 /*
  * The exact bounded counts that the shards of the counter's source sealed
  * since the step last read them, added up, with each shard's new watermark
  * (or why it could not be read: its counts then wait for a later step)
  * written to contcount.counter_shard, in the step's transaction; 0 for a
- * counter whose source has no shards.  SPI connected, in the step worker.
+ * counter whose source has no shards.  A counter over a dimension reads
+ * its shards only when keys is not NULL (its keys' step), and puts into
+ * keys each shard's rows of each declared key (unsorted, a key once a
+ * shard, in the current memory context); keys NULL, it is not read.  SPI
+ * connected, in the step worker.
  */
-extern int64 shard_counters_collect(int64 counter);
+extern int64 shard_counters_collect(int64 counter, KeyTaken *keys);
 
 /*
  * Make sure every shard of the counter's source logs its rows for the

@@ -60,9 +60,14 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "common/hashfn.h"
+#include "funcapi.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "common/args.h"
@@ -74,6 +79,15 @@
 /* The trigger's name on a shard's table: one a table. */
 #define SHARD_FEED_TRIGGER "contcount_shard_feed"
 
+/* A feed of the table: its log's id and the key column of its dimension. */
+typedef struct ShardFeed
+{
+	int64		log_id;			/* the feed's negative id */
+	bool		keyed;			/* a counter over a dimension */
+	AttrNumber	key;			/* its column here (none: dropped, no row counts) */
+	Oid			key_out_fn;
+} ShardFeed;
+
 /*
  * The feeds of a table, as the trigger looked them up (kept by feed_cache.c
  * until contcount's counters change, which registering a feed announces).
@@ -83,10 +97,27 @@ typedef struct ShardFeeds
 	AttrNumber	unit;
 	Oid			unit_out_fn;
 	int			nfeeds;
-	int64		log_ids[FLEXIBLE_ARRAY_MEMBER];	/* the feeds' negative ids */
+	ShardFeed	feeds[FLEXIBLE_ARRAY_MEMBER];
 } ShardFeeds;
 
-#define FEEDS_SIZE(n) (offsetof(ShardFeeds, log_ids) + sizeof(int64) * (n))
+#define FEEDS_SIZE(n) (offsetof(ShardFeeds, feeds) + sizeof(ShardFeed) * (n))
+
+/* Feed i of the lookup, from SPI's row i (id, key_column). */
+static void
+read_feed(ShardFeed *feed, Relation rel, int i)
+{
+	bool		isnull;
+	bool		varlena;
+	char	   *column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+
+	feed->log_id = -DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1,
+												&isnull));
+	feed->keyed = column != NULL;
+	feed->key = column ? get_attnum(RelationGetRelid(rel), column) : InvalidAttrNumber;
+	if (feed->key != InvalidAttrNumber)
+		getTypeOutputInfo(TupleDescAttr(RelationGetDescr(rel), feed->key - 1)->atttypid,
+						  &feed->key_out_fn, &varlena);
+}
 
 /* The feeds of the trigger's table, one query as the extension's owner. */
 static ShardFeeds *
@@ -102,17 +133,12 @@ look_up_feeds(TriggerData *trigdata, MemoryContext cxt)
 	bool		varlena;
 
 	owner_begin(&scope);
-	owner_run(&plan, "SELECT id FROM contcount.shard_feed WHERE relid OPERATOR(pg_catalog.=) $1",
-			  1, types, values, NULL, SPI_OK_SELECT);
+	owner_run(&plan, "SELECT id, key_column FROM contcount.shard_feed "
+			  "WHERE relid OPERATOR(pg_catalog.=) $1", 1, types, values, NULL, SPI_OK_SELECT);
 	feeds = MemoryContextAllocZero(cxt, FEEDS_SIZE(SPI_processed));
 	feeds->nfeeds = (int) SPI_processed;
 	for (int i = 0; i < feeds->nfeeds; i++)
-	{
-		bool		isnull;
-
-		feeds->log_ids[i] = -DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-														  SPI_tuptable->tupdesc, 1, &isnull));
-	}
+		read_feed(&feeds->feeds[i], rel, i);
 	owner_end(&scope);
 	feeds->unit = get_attnum(RelationGetRelid(rel), column);
 	if (feeds->unit == InvalidAttrNumber)
@@ -138,6 +164,88 @@ shard_feeds(TriggerData *trigdata, MemoryContext cxt)
 		feed_cache_put(SHARD_FEED_TRIGGER, false, relid, relid, feeds, FEEDS_SIZE(feeds->nfeeds));
 	}
 	return feeds;
+}
+
+/* Hash and compare keys by their text, as the table below holds them. */
+static uint32
+key_text_hash(const void *key, Size keysize)
+{
+	const char *text = *(const char *const *) key;
+
+	(void) keysize;
+	return hash_bytes((const unsigned char *) text, (int) strlen(text));
+}
+
+static int
+key_text_match(const void *a, const void *b, Size keysize)
+{
+	(void) keysize;
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * The transaction's one copy of a key's text: the unit log names a row's
+ * key by address until the transaction ends (unit_log_add), and a shard
+ * does not know the declared keys (the coordinator names them when it
+ * takes), so each key a transaction logs is kept once, in a table of the
+ * transaction's memory, made again by the next transaction.
+ */
+static const char *
+interned_key(const char *text)
+{
+	static HTAB *keys = NULL;
+	static LocalTransactionId made_in = InvalidLocalTransactionId;
+	char	  **entry;
+	bool		found;
+
+	if (keys == NULL || made_in != MyProc->lxid)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(char *);
+		ctl.entrysize = sizeof(char *);
+		ctl.hash = key_text_hash;
+		ctl.match = key_text_match;
+		ctl.hcxt = TopTransactionContext;
+		keys = hash_create("contcount shard feed keys", 64, &ctl,
+						   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+		made_in = MyProc->lxid;
+	}
+	entry = hash_search(keys, &text, HASH_ENTER, &found);
+	if (!found)
+		*entry = MemoryContextStrdup(TopTransactionContext, text);
+	return *entry;
+}
+
+/* Log the row, of the person of digest, for each feed of the table. */
+static void
+log_row(const ShardFeeds *feeds, TriggerData *trigdata, const uint8 *digest)
+{
+	for (int i = 0; i < feeds->nfeeds; i++)
+	{
+		const ShardFeed *feed = &feeds->feeds[i];
+		FmgrInfo	key_out;
+		Datum		key;
+		bool		isnull;
+		char	   *text;
+
+		if (!feed->keyed)
+		{
+			unit_log_add(feed->log_id, digest, NULL);
+			continue;
+		}
+		/* a row without a key is in no key, as in releases */
+		if (feed->key == InvalidAttrNumber)
+			continue;
+		key = heap_getattr(trigdata->tg_trigtuple, feed->key,
+						   RelationGetDescr(trigdata->tg_relation), &isnull);
+		if (isnull)
+			continue;
+		fmgr_info(feed->key_out_fn, &key_out);
+		text = OutputFunctionCall(&key_out, key);
+		unit_log_add(feed->log_id, digest, interned_key(text));
+		pfree(text);
+	}
 }
 
 /*
@@ -172,8 +280,7 @@ contcount_feed_shard_counters(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	fmgr_info(feeds->unit_out_fn, &unit_out);
 	unit_log_digest(OutputFunctionCall(&unit_out, unit), digest);
-	for (int i = 0; i < feeds->nfeeds; i++)
-		unit_log_add(feeds->log_ids[i], digest, NULL);
+	log_row(feeds, trigdata, digest);
 	return PointerGetDatum(NULL);
 }
 
@@ -241,94 +348,212 @@ require_feeding_trigger(Oid relid, const char *unit_column)
 }
 
 /*
+ * What the coordinator asks of a feed: its bounds and, over a dimension,
+ * the key column and the keys declared there (a text[]).
+ */
+typedef struct FeedAsk
+{
+	const char *name;
+	Oid			relid;
+	int32		max_rows;
+	int64		after;
+	char	   *key_column;		/* NULL: plain counts */
+	Datum		keys;
+	int32		max_groups;
+	bool		persons;
+} FeedAsk;
+
+/*
  * The feed's row, made if new (its trigger's lookups are forgotten, so
  * that inserts log for it once this commits), and locked until the
  * transaction ends: the seals of a feed come one at a time.  Its id.  A
  * seal under way elsewhere (one whose coordinator died and that has not
  * noticed yet) makes this one fail at once (55P03), not wait: the
- * coordinator's step never hangs on it, and reads this shard later.
+ * coordinator's step never hangs on it, and reads this shard later.  A
+ * feed keeps the bounds it was made with: a person's rows sealed under
+ * one bound are never bounded again under another.
  */
 static int64
-lock_feed(const char *name, Oid relid, int32 max_rows)
+lock_feed(const FeedAsk *ask)
 {
 	static SPIPlanPtr make_plan;
 	static SPIPlanPtr lock_plan;
-	Oid			types[3] = {TEXTOID, OIDOID, INT4OID};
-	Datum		values[3] = {CStringGetTextDatum(name), ObjectIdGetDatum(relid),
-	Int32GetDatum(max_rows)};
+	Oid			types[6] = {TEXTOID, OIDOID, INT4OID, TEXTOID, INT4OID, BOOLOID};
+	Datum		values[6] = {CStringGetTextDatum(ask->name), ObjectIdGetDatum(ask->relid),
+		Int32GetDatum(ask->max_rows),
+		ask->key_column ? CStringGetTextDatum(ask->key_column) : (Datum) 0,
+	Int32GetDatum(ask->max_groups), BoolGetDatum(ask->persons)};
+	char		nulls[6] = {' ', ' ', ' ', ask->key_column ? ' ' : 'n', ask->key_column ? ' ' : 'n', ' '};
 	bool		isnull;
 
-	owner_run(&make_plan, "INSERT INTO contcount.shard_feed (name, relid, max_rows) "
-			  "VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING", 3, types, values, NULL,
-			  SPI_OK_INSERT);
+	owner_run(&make_plan, "INSERT INTO contcount.shard_feed (name, relid, max_rows, key_column, "
+			  "max_groups, persons) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
+			  6, types, values, nulls, SPI_OK_INSERT);
 	if (SPI_processed > 0)
 		feed_cache_changed();
 	owner_run(&lock_plan, "SELECT id FROM contcount.shard_feed WHERE name OPERATOR(pg_catalog.=) $1 "
-			  "AND relid OPERATOR(pg_catalog.=) $2 AND max_rows OPERATOR(pg_catalog.=) $3 FOR UPDATE NOWAIT",
-			  3, types, values, NULL, SPI_OK_SELECT);
+			  "AND relid OPERATOR(pg_catalog.=) $2 AND max_rows OPERATOR(pg_catalog.=) $3 "
+			  "AND key_column IS NOT DISTINCT FROM $4 AND max_groups IS NOT DISTINCT FROM $5 "
+			  "AND persons OPERATOR(pg_catalog.=) $6 FOR UPDATE NOWAIT",
+			  6, types, values, nulls, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("feed \"%s\" of the shard feeds from another table or with another max_rows",
-						name)));
+				 errmsg("feed \"%s\" of the shard feeds from another table or with other bounds",
+						ask->name)));
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /*
- * Seal what the feed's log holds now into its next batch (none if it
- * counts nothing), delete the batches up to after, and read those after
- * it: their last id (after if none) and their sum.
+ * Seal what a keyed feed's log holds now, each person bounded across the
+ * declared keys, into its next batch: a row of the keys with rows, their
+ * rows as two arrays, and their sum.
  */
 static void
-seal_and_read(int64 feed, int32 max_rows, int64 after, int64 *upto, int64 *rows)
+seal_keys(int64 feed, const FeedAsk *ask)
+{
+	static SPIPlanPtr seal_plan;
+	Oid			types[3] = {INT8OID, TEXTARRAYOID, INT8ARRAYOID};
+	Datum		values[3];
+	Datum	   *keys;
+	Datum	   *rows;
+	int			n = 0;
+	bool		isnull;
+
+	unit_log_take_key_bounded(-feed, ask->max_rows, ask->persons, ask->max_groups, ask->keys);
+	keys = palloc(sizeof(Datum) * Max(1, SPI_processed));
+	rows = palloc(sizeof(Datum) * Max(1, SPI_processed));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		rows[n] = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
+		if (DatumGetInt64(rows[n]) > 0)
+			keys[n++] = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull);
+	}
+	values[0] = Int64GetDatum(feed);
+	values[1] = PointerGetDatum(construct_array(keys, n, TEXTOID, -1, false, TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(rows, n, INT8OID, 8, FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+	owner_run(&seal_plan, "INSERT INTO contcount.shard_feed_batch (feed_id, rows, keys, key_rows) "
+			  "SELECT $1, (SELECT pg_catalog.sum(r) FROM pg_catalog.unnest($3) r), $2, $3 "
+			  "WHERE pg_catalog.cardinality($2) OPERATOR(pg_catalog.>) 0", 3, types, values, NULL,
+			  SPI_OK_INSERT);
+}
+
+/*
+ * Seal what the feed's log holds now into its next batch (none if it
+ * counts nothing), then delete the batches up to after, and read those
+ * after it: their last id (after if none), their sum and, over a
+ * dimension, each key's sum (two arrays), as the function's answer.
+ */
+static HeapTuple
+seal_and_read(int64 feed, const FeedAsk *ask, TupleDesc answer)
 {
 	static SPIPlanPtr seal_plan;
 	static SPIPlanPtr read_plan;
 	Oid			types[2] = {INT8OID, INT8OID};
-	Datum		values[2] = {Int64GetDatum(feed), Int64GetDatum(unit_log_take_bounded(-feed, max_rows))};
-	bool		isnull;
+	Datum		values[2] = {Int64GetDatum(feed), Int64GetDatum(ask->after)};
+	Datum		values4[4];
+	bool		nulls4[4];
 
-	owner_run(&seal_plan, "INSERT INTO contcount.shard_feed_batch (feed_id, rows) "
-			  "SELECT $1, $2 WHERE $2 OPERATOR(pg_catalog.>) 0", 2, types, values, NULL,
-			  SPI_OK_INSERT);
-	values[1] = Int64GetDatum(after);
+	if (ask->key_column != NULL)
+		seal_keys(feed, ask);
+	else
+	{
+		values[1] = Int64GetDatum(unit_log_take_bounded(-feed, ask->max_rows));
+		owner_run(&seal_plan, "INSERT INTO contcount.shard_feed_batch (feed_id, rows) "
+				  "SELECT $1, $2 WHERE $2 OPERATOR(pg_catalog.>) 0", 2, types, values, NULL,
+				  SPI_OK_INSERT);
+		values[1] = Int64GetDatum(ask->after);
+	}
 	owner_run(&read_plan, "WITH gone AS (DELETE FROM contcount.shard_feed_batch "
-			  "WHERE feed_id OPERATOR(pg_catalog.=) $1 AND id OPERATOR(pg_catalog.<=) $2) "
-			  "SELECT coalesce(pg_catalog.max(id), $2), coalesce(pg_catalog.sum(rows), 0)::pg_catalog.int8 "
-			  "FROM contcount.shard_feed_batch WHERE feed_id OPERATOR(pg_catalog.=) $1 "
-			  "AND id OPERATOR(pg_catalog.>) $2", 2, types, values, NULL, SPI_OK_SELECT);
-	*upto = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+			  "WHERE feed_id OPERATOR(pg_catalog.=) $1 AND id OPERATOR(pg_catalog.<=) $2), "
+			  "b AS (SELECT * FROM contcount.shard_feed_batch WHERE feed_id OPERATOR(pg_catalog.=) $1 "
+			  "AND id OPERATOR(pg_catalog.>) $2), "
+			  "k AS (SELECT u.key, pg_catalog.sum(u.rows)::pg_catalog.int8 AS rows FROM b, "
+			  "ROWS FROM (pg_catalog.unnest(b.keys), pg_catalog.unnest(b.key_rows)) u(key, rows) "
+			  "GROUP BY u.key) "
+			  "SELECT coalesce((SELECT pg_catalog.max(id) FROM b), $2), "
+			  "(SELECT coalesce(pg_catalog.sum(rows), 0)::pg_catalog.int8 FROM b), "
+			  "(SELECT pg_catalog.array_agg(key ORDER BY key) FROM k), "
+			  "(SELECT pg_catalog.array_agg(rows ORDER BY key) FROM k)",
+			  2, types, values, NULL, SPI_OK_SELECT);
+	for (int c = 0; c < 4; c++)
+		values4[c] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, c + 1, &nulls4[c]);
+	/* out of SPI's memory, which owner_end frees */
+	return SPI_copytuple(heap_form_tuple(answer, values4, nulls4));
+}
+
+/*
+ * The ask's dimension, from arguments 6 to 9 (key_column, keys,
+ * max_groups, persons): none without a key column; with one, the column
+ * of the shard's table and the declared keys, none null, and max_groups at
+ * least 1.
+ */
+static void
+ask_keys(FunctionCallInfo fcinfo, FeedAsk *ask)
+{
+	ask->persons = !PG_ARGISNULL(9) && PG_GETARG_BOOL(9);
+	ask->max_groups = PG_ARGISNULL(8) ? 0 : PG_GETARG_INT32(8);
+	if (PG_ARGISNULL(6))
+	{
+		if (!PG_ARGISNULL(7) || !PG_ARGISNULL(8))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("keys and max_groups come with a key_column")));
+		return;
+	}
+	ask->key_column = text_to_cstring(PG_GETARG_TEXT_PP(6));
+	if (get_attnum(ask->relid, ask->key_column) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", ask->key_column,
+						get_rel_name(ask->relid))));
+	if (PG_ARGISNULL(7) || array_contains_nulls(PG_GETARG_ARRAYTYPE_P(7)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the declared keys must not be null")));
+	if (ARR_NDIM(PG_GETARG_ARRAYTYPE_P(7)) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("the declared keys must be a one-dimensional array")));
+	if (ask->max_groups < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_groups must be at least 1")));
+	ask->keys = PG_GETARG_DATUM(7);
 }
 
 /*
  * shard_feed_take(feed, schema_name, table_name, unit_column, max_rows,
- * after): {the last batch id, the exact bounded rows of the batches after
- * after} of the feed, for the coordinator's step.
+ * after, key_column, keys, max_groups, persons): (the last batch id, the
+ * exact bounded rows of the batches after after, and over a dimension each
+ * declared key's) of the feed, for the coordinator's step.
  */
 PG_FUNCTION_INFO_V1(contcount_shard_feed_take);
 Datum
 contcount_shard_feed_take(PG_FUNCTION_ARGS)
 {
-	char	   *feed = arg_text(fcinfo, 0, "feed");
-	Oid			relid = shard_counts_table(arg_text(fcinfo, 1, "schema_name"),
-										   arg_text(fcinfo, 2, "table_name"));
-	int32		max_rows = DatumGetInt32(arg_required(fcinfo, 4, "max_rows"));
-	int64		after = DatumGetInt64(arg_required(fcinfo, 5, "after"));
-	Datum		answer[2];
-	int64		upto;
-	int64		rows;
+	FeedAsk		ask = {0};
+	TupleDesc	answer;
+	HeapTuple	tuple;
 	OwnerScope	scope;
 
-	if (max_rows < 1 || after < 0)
+	ask.name = arg_text(fcinfo, 0, "feed");
+	ask.relid = shard_counts_table(arg_text(fcinfo, 1, "schema_name"),
+								   arg_text(fcinfo, 2, "table_name"));
+	ask.max_rows = DatumGetInt32(arg_required(fcinfo, 4, "max_rows"));
+	ask.after = DatumGetInt64(arg_required(fcinfo, 5, "after"));
+	if (ask.max_rows < 1 || ask.after < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_rows must be at least 1 and after at least 0")));
-	require_feeding_trigger(relid, arg_text(fcinfo, 3, "unit_column"));
+	ask_keys(fcinfo, &ask);
+	require_feeding_trigger(ask.relid, arg_text(fcinfo, 3, "unit_column"));
+	if (get_call_result_type(fcinfo, NULL, &answer) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "shard_feed_take must return a row");
+	BlessTupleDesc(answer);
 	owner_begin(&scope);
-	seal_and_read(lock_feed(feed, relid, max_rows), max_rows, after, &upto, &rows);
+	tuple = seal_and_read(lock_feed(&ask), &ask, answer);
 	owner_end(&scope);
-	answer[0] = Int64GetDatum(upto);
-	answer[1] = Int64GetDatum(rows);
-	PG_RETURN_ARRAYTYPE_P(construct_array(answer, 2, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	return HeapTupleGetDatum(tuple);
 }

@@ -44,7 +44,10 @@
  *
  * A shard that feeds a coordinator's counters logs here too, under the
  * negative id of each feed (shard_feed.c), and seals its log with
- * unit_log_take_bounded, the bound given: no counter of the shard's own
+ * unit_log_take_bounded, the bound given, or, for a counter over a
+ * dimension, unit_log_take_key_bounded, the bounds and the declared keys
+ * given (the shard's trigger logs every key; the others are dropped before
+ * a person's keys count against max_groups): no counter of the shard's own
  * has such an id, so its step worker never takes those rows.
  *
  * IDENTIFICATION
@@ -519,6 +522,27 @@ unit_log_take_bounded(int64 log_id, int32 max_rows)
 }
 
 /*
+ * The bounds of a counter ($1) over a dimension: PERSON_BOUND_SQL's and
+ * the source's max_groups, the CTE "bound" of KEY_TAKE_SQL.
+ */
+#define KEY_SOURCE_BOUND \
+	"bound AS (SELECT " PERSON_BOUND_SQL ", s.max_groups FROM contcount.counter c " \
+	"JOIN contcount.source s " \
+	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), "
+
+/*
+ * The bounds given (a shard's feed, shard_feed.c): max_rows $2, persons $3,
+ * max_groups $4; and the keys declared on the coordinator, $5, which alone
+ * the shard keeps (its trigger logs every key, not knowing them), before
+ * any person's keys are counted against max_groups.
+ */
+#define GIVEN_KEY_BOUND \
+	"bound AS (SELECT $2::pg_catalog.int4 AS max_rows, $3::pg_catalog.bool AS persons, " \
+	"$4::pg_catalog.int4 AS max_groups), "
+#define DECLARED_KEYS \
+	"WHERE u.key OPERATOR(pg_catalog.=) ANY (SELECT pg_catalog.unnest($5::pg_catalog.text[])) "
+
+/*
  * A person's rows in a key, p.rows; counting persons, one if the person has
  * not counted in the key yet (k: its row of counter_unit_key), else none.
  */
@@ -537,16 +561,15 @@ unit_log_take_bounded(int64 log_id, int32 max_rows)
  * only: at most max_rows rows in at most max_groups keys, in all steps.
  * Counting persons, a row a key, and max_rows is PERSON_BOUND_SQL's.
  */
-#define KEY_TAKE_SQL \
+#define KEY_TAKE_SQL(bound, keep) \
 	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
 	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NOT NULL " \
 	"RETURNING unit_digests, unit_rows, unit_keys), " \
 	"per AS (SELECT u.unit_digest, u.key, pg_catalog.sum(u.rows) AS rows FROM taken l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows), " \
-	"pg_catalog.unnest(l.unit_keys)) AS u(unit_digest, rows, key) GROUP BY u.unit_digest, u.key), " \
-	"bound AS (SELECT " PERSON_BOUND_SQL ", s.max_groups FROM contcount.counter c " \
-	"JOIN contcount.source s " \
-	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), " \
+	"pg_catalog.unnest(l.unit_keys)) AS u(unit_digest, rows, key) " keep \
+	"GROUP BY u.unit_digest, u.key), " \
+	bound \
 	"marked AS (SELECT p.unit_digest, p.key, " PERSON_KEY_ROWS_SQL ", k.key IS NOT NULL AS had_key, " \
 	"coalesce(u.rows, 0) AS had, (SELECT pg_catalog.count(*) FROM contcount.counter_unit_key h " \
 	"WHERE h.counter_id OPERATOR(pg_catalog.=) $1 " \
@@ -578,8 +601,22 @@ unit_log_key_rows(int64 counter)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(counter)};
 
-	if (SPI_execute_with_args(KEY_TAKE_SQL, 1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(KEY_TAKE_SQL(KEY_SOURCE_BOUND, ""), 1, types, values, NULL, false, 0) !=
+		SPI_OK_SELECT)
 		elog(ERROR, "could not read the persons' rows by key of counter " INT64_FORMAT, counter);
+}
+
+void
+unit_log_take_key_bounded(int64 log_id, int32 max_rows, bool persons, int32 max_groups,
+						  Datum keys)
+{
+	Oid			types[5] = {INT8OID, INT4OID, BOOLOID, INT4OID, TEXTARRAYOID};
+	Datum		values[5] = {Int64GetDatum(log_id), Int32GetDatum(max_rows), BoolGetDatum(persons),
+	Int32GetDatum(max_groups), keys};
+
+	if (SPI_execute_with_args(KEY_TAKE_SQL(GIVEN_KEY_BOUND, DECLARED_KEYS), 5, types, values, NULL,
+							  false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not take the persons' rows by key of log " INT64_FORMAT, log_id);
 }
 
 void

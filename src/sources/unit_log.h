@@ -47,6 +47,15 @@ extern int64 unit_log_take_bounded(int64 log_id, int32 max_rows);
 extern void unit_log_key_rows(int64 counter);
 
 /*
+ * unit_log_key_rows(log_id) with the bounds given, not the source's, and
+ * only the rows of the keys (a text[]) kept: a shard's feed of a
+ * coordinator's counter over a dimension (shard_feed.c), whose trigger logs
+ * every key.  SPI connected, as the extension's owner.
+ */
+extern void unit_log_take_key_bounded(int64 log_id, int32 max_rows, bool persons,
+									  int32 max_groups, Datum keys);
+
+/*
  * Delete what the persons logged for counter (dropped or finished): no
  * step will take it.  SPI connected, as the extension's owner.
  */
