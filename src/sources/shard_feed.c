@@ -27,6 +27,17 @@
  *   after (the coordinator has committed that it read them) and returns the
  *   last id and the sum of the batches after after.
  *
+ * - A counter over a dimension: the coordinator names the key column when
+ *   it makes the feed, and the trigger logs each row's key text with it
+ *   (every key: the declared keys live on the coordinator and change
+ *   there).  At each seal the coordinator names the keys declared now,
+ *   max_groups and whether it counts persons; the seal drops the rows of
+ *   other keys first, so that an undeclared key never takes one of a
+ *   person's max_groups keys, bounds each person across the declared keys
+ *   as the coordinator's own step does (unit_log_take_key_bounded, against
+ *   counter_unit_key and counter_unit under the feed's id), and the batch
+ *   holds each key's rows; the answer adds their sums by key.
+ *
  * Why batches sealed under the feed's lock, and not the log read by id: a
  * reader that reads "every row with an id above my watermark" misses a row
  * whose id was drawn before the last one read but that committed after the
