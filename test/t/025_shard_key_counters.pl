@@ -13,7 +13,9 @@
 # - kill -9 of the coordinator while its step waits inside a shard's seal:
 #   the step released nothing, a later step counts the rows, once;
 # - a shard stopped for a few steps: delayed, its counts come once it is
-#   back, none lost, none doubled.
+#   back, none lost, none doubled;
+# - a counter over a sharded source with per-block budgets is refused
+#   (0A000).
 use strict;
 use warnings;
 use IPC::Run;
@@ -264,4 +266,15 @@ $shards[1]->start;
 counted_once('a shard back after a few steps');
 
 cmp_ok($doubt, '<', 1e-6, 'the chance that any compared release was not exact is below 1e-6');
+
+# per-block budgets are not fed by shards: refused (0A000)
+$coord->safe_psql('postgres', "SELECT contcount.drop_counter(c) FROM unnest(ARRAY['by_device', "
+	  . "'people_by_device']) c", extra_params => [ '-U', 'analyst' ]);
+$coord->safe_psql('postgres', "SELECT contcount.source_blocks('events', '1 day', 1000, '30 days')");
+my ($ret, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT contcount.create_counter('blocked', 1000, horizon => 10, "
+	  . "source => 'events', dimension => 'device')",
+	extra_params => [ '-U', 'analyst' ]);
+like($err, qr/ERROR:  0A000: a counter over sharded source "events" has no blocks/,
+	'a counter over a sharded source with per-block budgets is refused (0A000)');
 done_testing();
