@@ -23,7 +23,7 @@
  * blt_scaled_table.c, of up to CC_BLT_SCALED_BUFFERS buffers searched for
  * the mean under the scaling (report/blt_scaled_table.c), held to a mean and
  * a worst step no larger than blt's table gives under the same scaling
- * across each entry's range of horizons, and to decays no slower than blt's
+ * at 32 horizons spread over each entry's range, and to decays no slower than blt's
  * entry's slowest, so that the buffers' magnitudes stay as analysed below.
  * Nothing private rests on the search: any BLT of the kind blt.h describes
  * (positive scales, decays in (0, 1)) has columns that are truncations of
