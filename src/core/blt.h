@@ -91,22 +91,27 @@ extern double cc_blt_step_error_of(const cc_blt_noise *noise, double t, const do
 extern double cc_blt_error_sum(const cc_blt_noise *noise, double n);
 
 /*
- * The BLTs the mechanism uses, exactly: phi_j and omega_j are the integers
- * here divided by 2^62.  Entry k serves the horizons (2^(k-1), 2^k]; the
- * table is written by report/blt_table.c into blt_table.c.
+ * The BLTs the mechanisms use, exactly: phi_j and omega_j are the integers
+ * here divided by 2^62.  Entry k serves the horizons (2^(k-1), 2^k].  blt's
+ * table, of at most CC_BLT_BUFFERS buffers made for the worst step, is
+ * written by report/blt_table.c into blt_table.c; blt_scaled's, of at most
+ * CC_BLT_SCALED_BUFFERS made for the mean under its scaling, by
+ * report/blt_scaled_table.c into blt_scaled_table.c.
  */
 #define CC_BLT_BUFFERS 4
+#define CC_BLT_SCALED_BUFFERS 8
 #define CC_BLT_ENTRIES 41
 #define CC_BLT_ONE (UINT64_C(1) << 62)
 
 typedef struct cc_blt_entry
 {
-	int64_t		buffers;		/* 1 .. CC_BLT_BUFFERS; the rest zero */
-	uint64_t	phi[CC_BLT_BUFFERS];
-	uint64_t	omega[CC_BLT_BUFFERS];
+	int64_t		buffers;		/* 1 .. the table's most; the rest zero */
+	uint64_t	phi[CC_BLT_SCALED_BUFFERS];
+	uint64_t	omega[CC_BLT_SCALED_BUFFERS];
 } cc_blt_entry;
 
 extern const cc_blt_entry cc_blt_table[CC_BLT_ENTRIES];
+extern const cc_blt_entry cc_blt_scaled_table[CC_BLT_ENTRIES];
 
 /* The entry as doubles (within a unit in the last place). */
 extern void cc_blt_of_entry(const cc_blt_entry *entry, cc_blt *blt);

@@ -112,6 +112,20 @@ cc_blt_entry_for(int64_t horizon)
 	return horizon == 1 ? 0 : 64 - __builtin_clzll((unsigned long long) (horizon - 1));
 }
 
+/*
+ * E = 1 + (d + sum_j omega_j / phi_j) / F of the head of the file, inflated
+ * against rounding: the bound on a run's floors for the BLT's buffers.
+ */
+double
+cc_blt_deviation(const cc_blt *blt)
+{
+	double		scales = (double) blt->buffers;
+
+	for (int j = 0; j < blt->buffers; j++)
+		scales += blt->omega[j] / blt->phi[j];
+	return (1.0 + ldexp(scales, -FRACTION_BITS)) * SAFETY;
+}
+
 static const entry_forms *
 forms_of(int entry)
 {
@@ -120,13 +134,10 @@ forms_of(int entry)
 	if (!f->ready)
 	{
 		cc_blt		blt;
-		double		scales = (double) cc_blt_table[entry].buffers;
 
 		cc_blt_of_entry(&cc_blt_table[entry], &blt);
 		f->valid = cc_blt_noise_of(&blt, &f->noise);
-		for (int j = 0; j < blt.buffers; j++)
-			scales += blt.omega[j] / blt.phi[j];
-		f->deviation = (1.0 + ldexp(scales, -FRACTION_BITS)) * SAFETY;
+		f->deviation = cc_blt_deviation(&blt);
 		if (f->valid)
 			for (int k = 0; k < BLOCK_STEPS; k++)
 				cc_blt_decays(&f->noise, (double) k, f->within[k]);
@@ -200,16 +211,6 @@ blt_sigma2(const cc_params *params, cc_scale *sigma2)
  * Their squares add up to at most l2^2, for which sigma^2 was calibrated:
  * 2 rho sigma^2 at most.
  */
-bool
-cc_blt_entry_forms(int entry, const cc_blt_noise **noise, double *deviation)
-{
-	const entry_forms *f = forms_of(entry);
-
-	*noise = &f->noise;
-	*deviation = f->deviation;
-	return f->valid;
-}
-
 static void
 blt_pair(const cc_params *p, cc_gauss *gauss)
 {

@@ -16,6 +16,19 @@
  * noisy inputs' running sum of each stretch apart, Y_p, and releases
  * round(sum_p Y_p / m_p).
  *
+ * Its BLT.  blt's table (blt_table.c) is made for blt's worst step, and four
+ * buffers serve that well; under the scaling every column is used fully
+ * and what is left to win is the mean, for which those four buffers leave
+ * much (3% at T = 2^20, 40% at 2^40).  So this mechanism has its own table,
+ * blt_scaled_table.c, of up to CC_BLT_SCALED_BUFFERS buffers searched for
+ * the mean under the scaling (report/blt_scaled_table.c), held to a mean and
+ * a worst step no larger than blt's table gives under the same scaling
+ * at 32 horizons spread over each entry's range, and to decays no slower than blt's
+ * entry's slowest, so that the buffers' magnitudes stay as analysed below.
+ * Nothing private rests on the search: any BLT of the kind blt.h describes
+ * (positive scales, decays in (0, 1)) has columns that are truncations of
+ * its first, which is all the argument below uses.
+ *
  * The integer mechanism is blt's, item x_t replaced by y_t = m_t x_t (the
  * fixed point K is folded into the m_t):
  *
@@ -54,8 +67,9 @@
  * part is at most E sum_k |W_k(t)| <= E (B(t) / m_p + sum_q delta_q B(e_q)),
  * B(n) = sum_{k<n} b_k, plus the rounding's 1/2.
  *
- * State: blt's buffers and one running sum a stretch, 16 + 16 (2 d + P)
- * bytes; the multipliers are a function of the parameters.
+ * State: the two recurrences' buffers and one running sum a stretch,
+ * 16 + 16 (2 CC_BLT_SCALED_BUFFERS + P) bytes, 1584 with P = 82; the
+ * multipliers are a function of the parameters.
  */
 #include "mechanism_int.h"
 #include "gaussian.h"
@@ -81,7 +95,7 @@ typedef struct scaled_forms
 	int			shift;
 	bool		valid;
 	int			entry;
-	const cc_blt_noise *noise;
+	cc_blt_noise noise;			/* B's coefficients */
 	double		deviation;		/* E */
 	int			stretches;
 	int64_t		start[STRETCHES + 1];	/* start[stretches] = T + 1 */
@@ -196,7 +210,7 @@ decay_power(const cc_blt_noise *noise, int l, double k)
 static void
 stretch_sums(scaled_forms *f)
 {
-	const cc_blt_noise *nz = f->noise;
+	const cc_blt_noise *nz = &f->noise;
 
 	memset(f->tail[0], 0, sizeof(f->tail[0]));
 	f->level[0] = f->earlier[0] = f->bsums[0] = 0.0;
@@ -241,11 +255,12 @@ forms_for(int64_t horizon, int shift)
 	f.horizon = horizon;
 	f.shift = shift;
 	f.entry = cc_blt_entry_for(horizon);
-	f.valid = cc_blt_entry_forms(f.entry, &f.noise, &f.deviation);
+	cc_blt_of_entry(&cc_blt_scaled_table[f.entry], &blt);
+	f.valid = cc_blt_noise_of(&blt, &f.noise);
+	f.deviation = cc_blt_deviation(&blt);
 	f.stretches = stretch_layout(horizon, f.start);
 	if (f.valid)
 	{
-		cc_blt_of_entry(&cc_blt_table[f.entry], &blt);
 		stretch_multipliers(&f, &blt);
 		stretch_sums(&f);
 	}
@@ -260,16 +275,15 @@ static cc_status
 plan_search(const cc_params *p, int *shift, cc_scale *sigma2)
 {
 	double		horizon = (double) p->horizon;
-	const cc_blt_noise *noise;
-	double		deviation;
+	cc_blt_noise noise;
 	cc_blt		blt;
 	double		least;
 
 	/* l2 is about K ||c(T)||, and m_0 = K: K from ||c(T)|| */
-	if (!cc_blt_entry_forms(cc_blt_entry_for(p->horizon), &noise, &deviation))
+	cc_blt_of_entry(&cc_blt_scaled_table[cc_blt_entry_for(p->horizon)], &blt);
+	if (!cc_blt_noise_of(&blt, &noise))
 		return CC_SCALE_TOO_LARGE;
-	cc_blt_of_entry(&cc_blt_table[cc_blt_entry_for(p->horizon)], &blt);
-	least = ceil(log2(ldexp(deviation * sqrt(horizon), DEVIATION_BITS) /
+	least = ceil(log2(ldexp(cc_blt_deviation(&blt) * sqrt(horizon), DEVIATION_BITS) /
 					  ((double) p->sensitivity * sqrt(cc_blt_column_norm2(&blt, horizon)))));
 	for (*shift = (int) fmax(0.0, fmin(least, MAX_SHIFT)); *shift >= 0; (*shift)--)
 	{
@@ -407,7 +421,7 @@ static cc_status
 scaled_push(cc_state *state, int64_t x, cc_rng *rng)
 {
 	cc_blt_scaled_part *part = cc_state_part(state);
-	const cc_blt_entry *e = &cc_blt_table[part->entry];
+	const cc_blt_entry *e = &cc_blt_scaled_table[part->entry];
 	const scaled_forms *f = forms_for(state->params.horizon, (int) part->shift);
 	int			p = stretch_of(f, state->t);
 	__int128	y = (__int128) x * (__int128) f->multiplier[p];
@@ -441,7 +455,7 @@ scaled_push(cc_state *state, int64_t x, cc_rng *rng)
 static double
 squares_at(const scaled_forms *f, int64_t t, int64_t from, double *deviation)
 {
-	const cc_blt_noise *nz = f->noise;
+	const cc_blt_noise *nz = &f->noise;
 	int			p = stretch_of(f, t);
 	double		bsum;
 	double		squares = cc_blt_step_error(nz, (double) t, &bsum);
@@ -563,7 +577,7 @@ scaled_part_valid(const cc_params *params, int64_t t, const void *bytes)
 		part.entry != cc_blt_entry_for(params->horizon) || part.shift != shift)
 		return false;
 	f = forms_for(params->horizon, shift);
-	for (int j = (int) cc_blt_table[part.entry].buffers; j < CC_BLT_BUFFERS; j++)
+	for (int j = (int) cc_blt_scaled_table[part.entry].buffers; j < CC_BLT_SCALED_BUFFERS; j++)
 		if (cc_wide_get(&part.data[j]) != 0 || cc_wide_get(&part.noisy[j]) != 0)
 			return false;
 	for (int p = t > 0 ? stretch_of(f, t) + 1 : 0; p < STRETCHES; p++)
@@ -600,7 +614,7 @@ cc_blt_scaled_variance_over_horizon(const cc_params *params, double *mean, doubl
 
 	scaled_plan_of(params, &shift, &sigma2);
 	f = forms_for(params->horizon, shift);
-	nz = f->noise;
+	nz = &f->noise;
 	unit = cc_dgauss_variance(sigma2);
 	for (int p = 0; p < f->stretches; p++)
 	{

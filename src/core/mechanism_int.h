@@ -379,14 +379,14 @@ extern void cc_kary_draws_over_horizon(int64_t arity, int64_t horizon, double *s
 extern cc_status cc_kary_prepare(cc_params *params);
 /* mech_blt.c's pieces that mech_blt_scaled.c runs too */
 extern int	cc_blt_entry_for(int64_t horizon);
-/* the entry's B and mech_blt.c's E; false if the entry is not usable */
-extern bool cc_blt_entry_forms(int entry, const cc_blt_noise **noise, double *deviation);
+/* mech_blt.c's E for a BLT of a table, inflated against rounding */
+extern double cc_blt_deviation(const cc_blt *blt);
 /* a step of C or C^-1 on the buffers: their read, then the decay and input */
 extern __int128 cc_blt_buffers_read(const cc_blt_entry *e, const cc_wide *buffer);
 extern bool cc_blt_buffers_update(const cc_blt_entry *e, cc_wide *buffer, __int128 input);
 
 /*
- * The scaled BLT's state (mech_blt_scaled.c): blt's entry, K and buffers,
+ * The scaled BLT's state (mech_blt_scaled.c): its table's entry, K and buffers,
  * and the running sum of the noisy scaled items of each stretch of steps
  * (at most two a bit of the horizon, 2^40 at most, and one more).
  */
@@ -396,8 +396,8 @@ typedef struct cc_blt_scaled_part
 {
 	int64_t		entry;
 	int64_t		shift;
-	cc_wide		data[CC_BLT_BUFFERS];
-	cc_wide		noisy[CC_BLT_BUFFERS];
+	cc_wide		data[CC_BLT_SCALED_BUFFERS];
+	cc_wide		noisy[CC_BLT_SCALED_BUFFERS];
 	cc_wide		totals[CC_BLT_SCALED_STRETCHES];
 } cc_blt_scaled_part;
 

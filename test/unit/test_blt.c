@@ -34,10 +34,8 @@ entry_for(int64_t horizon)
 
 /* theta_j and omega_j of a table entry, exact in long double (64 bits) */
 static void
-entry_values(int entry, long double *theta, long double *omega)
+entry_values(const cc_blt_entry *e, long double *theta, long double *omega)
 {
-	const cc_blt_entry *e = &cc_blt_table[entry];
-
 	for (int j = 0; j < e->buffers; j++)
 	{
 		theta[j] = 1.0L - ldexpl((long double) e->phi[j], -62);
@@ -47,15 +45,14 @@ entry_values(int entry, long double *theta, long double *omega)
 
 /* b_0 .. b_(n-1) of B = A C^-1: prefix sums of C^-1's impulse response */
 void
-blt_brute_b(int entry, int64_t n, long double *b)
+blt_brute_b(const cc_blt_entry *e, int64_t n, long double *b)
 {
-	const cc_blt_entry *e = &cc_blt_table[entry];
-	long double theta[CC_BLT_BUFFERS];
-	long double omega[CC_BLT_BUFFERS];
-	long double buffer[CC_BLT_BUFFERS] = {0};
+	long double theta[CC_BLT_SCALED_BUFFERS];
+	long double omega[CC_BLT_SCALED_BUFFERS];
+	long double buffer[CC_BLT_SCALED_BUFFERS] = {0};
 	long double sum = 0.0L;
 
-	entry_values(entry, theta, omega);
+	entry_values(e, theta, omega);
 	for (int64_t k = 0; k < n; k++)
 	{
 		long double y = k == 0 ? 1.0L : 0.0L;
@@ -75,7 +72,7 @@ blt_brute_error(int64_t horizon, int64_t t)
 	long double *b = malloc(t * sizeof(long double));
 	long double sum = 0.0L;
 
-	blt_brute_b(entry_for(horizon), t, b);
+	blt_brute_b(&cc_blt_table[entry_for(horizon)], t, b);
 	for (int64_t k = 0; k < t; k++)
 		sum += b[k] * b[k];
 	free(b);
@@ -84,14 +81,13 @@ blt_brute_error(int64_t horizon, int64_t t)
 
 /* c_0 .. c_(n-1): C's first column */
 void
-blt_brute_c(int entry, int64_t n, long double *c)
+blt_brute_c(const cc_blt_entry *e, int64_t n, long double *c)
 {
-	const cc_blt_entry *e = &cc_blt_table[entry];
-	long double theta[CC_BLT_BUFFERS];
-	long double omega[CC_BLT_BUFFERS];
-	long double power[CC_BLT_BUFFERS];
+	long double theta[CC_BLT_SCALED_BUFFERS];
+	long double omega[CC_BLT_SCALED_BUFFERS];
+	long double power[CC_BLT_SCALED_BUFFERS];
 
-	entry_values(entry, theta, omega);
+	entry_values(e, theta, omega);
 	for (int j = 0; j < e->buffers; j++)
 		power[j] = 1.0L;
 	c[0] = 1.0L;
@@ -163,8 +159,8 @@ test_table(void)
 			bad_entries++;
 			continue;
 		}
-		blt_brute_b(k, n, b);
-		blt_brute_c(k, n, c);
+		blt_brute_b(&cc_blt_table[k], n, b);
+		blt_brute_c(&cc_blt_table[k], n, c);
 		for (int64_t i = 0; i < n; i++)
 		{
 			double		coefficient_sum;
@@ -228,7 +224,7 @@ test_sensitivity(void)
 		cc_blt		blt;
 
 		cc_blt_of_entry(&cc_blt_table[k], &blt);
-		blt_brute_c(k, T, c);
+		blt_brute_c(&cc_blt_table[k], T, c);
 		/* column i holds c_0 .. c_(T-1-i): its norm by summing the matrix */
 		for (int64_t i = 0; i < T; i++)
 		{
@@ -441,7 +437,7 @@ test_fixed_point(void)
 		s = new_state(&p);
 		part = cc_state_part(s);
 		e = &cc_blt_table[part->entry];
-		blt_brute_c((int) part->entry, T, c);
+		blt_brute_c(&cc_blt_table[part->entry], T, c);
 		limit = deviation((int) part->entry);
 		l2 = sqrt(2.0 * cc_scale_value(s->scale) * (double) p.rho_units / 1e9);
 		for (int trial = 0; trial < 40; trial++)

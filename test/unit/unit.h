@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "blt.h"
 #include "mechanism.h"
 
 extern int	unit_passed;
@@ -128,8 +129,8 @@ extern double blt_brute_error(int64_t horizon, int64_t t);
  * A table entry's coefficients in long double, from its integers: b_0 ..
  * b_(n-1) of B = A C^-1, and c_0 .. c_(n-1), C's first column (test_blt.c).
  */
-extern void blt_brute_b(int entry, int64_t n, long double *b);
-extern void blt_brute_c(int entry, int64_t n, long double *c);
+extern void blt_brute_b(const cc_blt_entry *entry, int64_t n, long double *b);
+extern void blt_brute_c(const cc_blt_entry *entry, int64_t n, long double *c);
 
 extern void test_noise(void);
 extern void test_gaussian(void);
