@@ -40,11 +40,7 @@ my $table = 'CREATE TABLE events (user_id int, at timestamptz, device text)';
 my @shards;
 for my $name ('shard1', 'shard2')
 {
-	my $shard = PostgreSQL::Test::Cluster->new($name);
-	$shard->init;
-	$shard->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'contcount'\ntrack_functions = 'all'");
-	$shard->start;
+	my $shard = start_contcount_node($name, "track_functions = 'all'");
 	$shard->safe_psql('postgres', qq{
 		CREATE EXTENSION contcount;
 		CREATE ROLE coord LOGIN;
@@ -61,23 +57,8 @@ for my $name ('shard1', 'shard2')
 	push @shards, $shard;
 }
 
-my $coord = PostgreSQL::Test::Cluster->new('coordinator');
-$coord->init;
-$coord->append_conf('postgresql.conf', "shared_preload_libraries = 'contcount'");
-$coord->start;
-my $servers = '';
-for my $i (0, 1)
-{
-	my ($host, $port) = ($shards[$i]->host, $shards[$i]->port);
-	my $n = $i + 1;
-	$servers .= qq{
-		CREATE SERVER shard$n FOREIGN DATA WRAPPER postgres_fdw
-		  OPTIONS (host '$host', port '$port', dbname 'postgres', extensions 'contcount');
-		CREATE USER MAPPING FOR CURRENT_USER SERVER shard$n OPTIONS (user 'coord');
-		CREATE FOREIGN TABLE events_$i PARTITION OF events
-		  FOR VALUES WITH (MODULUS 3, REMAINDER $i) SERVER shard$n OPTIONS (table_name 'events');
-	};
-}
+my $coord = start_contcount_node('coordinator', "");
+my $servers = foreign_partitions_sql(\@shards, 3);
 # 300 persons, each with 1 to 5 rows over 3 devices and 8 days (a person's
 # rows: 5 rows, 3 devices at most; the bound: 3 rows in 2 groups)
 $coord->safe_psql('postgres', qq{

@@ -35,11 +35,7 @@ my $take = 'contcount.shard_feed_take(text, text, text, text, integer, bigint, t
 my @shards;
 for my $name ('feed1', 'feed2')
 {
-	my $shard = PostgreSQL::Test::Cluster->new($name);
-	$shard->init;
-	$shard->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'contcount'\nrestart_after_crash = on");
-	$shard->start;
+	my $shard = start_contcount_node($name, "restart_after_crash = on");
 	$shard->safe_psql('postgres', qq{
 		CREATE EXTENSION contcount;
 		CREATE ROLE coord LOGIN;
@@ -56,27 +52,8 @@ for my $name ('feed1', 'feed2')
 	push @shards, $shard;
 }
 
-my $coord = PostgreSQL::Test::Cluster->new('feed_coordinator');
-$coord->init;
-$coord->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'contcount'
-contcount.database = 'postgres'
-restart_after_crash = on
-});
-$coord->start;
-my $servers = '';
-for my $i (0, 1)
-{
-	my ($host, $port) = ($shards[$i]->host, $shards[$i]->port);
-	my $n = $i + 1;
-	$servers .= qq{
-		CREATE SERVER shard$n FOREIGN DATA WRAPPER postgres_fdw
-		  OPTIONS (host '$host', port '$port', dbname 'postgres', extensions 'contcount');
-		CREATE USER MAPPING FOR CURRENT_USER SERVER shard$n OPTIONS (user 'coord');
-		CREATE FOREIGN TABLE events_$i PARTITION OF events
-		  FOR VALUES WITH (MODULUS 3, REMAINDER $i) SERVER shard$n OPTIONS (table_name 'events');
-	};
-}
+my $coord = start_contcount_node('feed_coordinator', "contcount.database = 'postgres'\nrestart_after_crash = on");
+my $servers = foreign_partitions_sql(\@shards, 3);
 # shard 1 holds a second partition, a table and a feed of its own
 $servers .= q{
 	CREATE FOREIGN TABLE events_2 PARTITION OF events

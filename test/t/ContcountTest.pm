@@ -5,11 +5,13 @@ use strict;
 use warnings;
 use Exporter 'import';
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(kill9_postmaster_and_start wait_for_step_worker crash_rounds);
+our @EXPORT = qw(kill9_postmaster_and_start wait_for_step_worker crash_rounds start_contcount_node
+  foreign_partitions_sql);
 
 # kill -9 of the postmaster: its children notice and exit on their own;
 # start again once every process of the old server is gone.
@@ -74,6 +76,38 @@ sub crash_rounds
 			'0', "round $round: which took the whole log");
 	}
 	return;
+}
+
+# A new node with contcount preloaded and the settings given, started.
+sub start_contcount_node
+{
+	my ($name, $settings) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'contcount'\n$settings");
+	$node->start;
+	return $node;
+}
+
+# The coordinator's side of sharded table "events": a postgres_fdw server
+# a shard (extensions 'contcount', the user mapping to role coord) and a
+# foreign partition events_i of each, hash partition i of the modulus given.
+sub foreign_partitions_sql
+{
+	my ($shards, $modulus) = @_;
+	my $sql = '';
+	for my $i (0 .. $#$shards)
+	{
+		my ($host, $port, $n) = ($shards->[$i]->host, $shards->[$i]->port, $i + 1);
+		$sql .= qq{
+			CREATE SERVER shard$n FOREIGN DATA WRAPPER postgres_fdw
+			  OPTIONS (host '$host', port '$port', dbname 'postgres', extensions 'contcount');
+			CREATE USER MAPPING FOR CURRENT_USER SERVER shard$n OPTIONS (user 'coord');
+			CREATE FOREIGN TABLE events_$i PARTITION OF events
+			  FOR VALUES WITH (MODULUS $modulus, REMAINDER $i) SERVER shard$n OPTIONS (table_name 'events');
+		};
+	}
+	return $sql;
 }
 
 1;
