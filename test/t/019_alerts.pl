@@ -13,6 +13,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use ContcountTest;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('alerts');
@@ -71,19 +72,7 @@ for my $i (0 .. $#released)
 }
 ok(@expected >= 1, 'the released values cross the threshold');
 
-# The notifications psql printed, once every one has arrived.
-my $notice = qr/Asynchronous notification "(\w+)" with payload "(.*)" received from/;
-my @heard;
-for (1 .. 100)
-{
-	my $out = $s->query_safe('SELECT 1');
-	push @heard, [ $1, $2 ] while $out =~ /$notice/g;
-	last if @heard >= @expected + 1;
-	usleep(100_000);
-}
-usleep(500_000);
-my $out = $s->query_safe('SELECT 1');
-push @heard, [ $1, $2 ] while $out =~ /$notice/g;
+my @heard = notifications_heard($s, @expected + 1);
 $s->quit;
 
 is(scalar(grep { $_->[0] eq 'never' } @heard), 0, 'a threshold never reached sends nothing');
@@ -142,14 +131,7 @@ unlike($held, qr/Asynchronous notification "held"/, 'and its NOTIFY is not heard
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET synchronous_standby_names});
 $node->reload;
 $ticker->finish;
-my @held_heard;
-for (1 .. 100)
-{
-	my $out = $s->query_safe('SELECT 1');
-	push @held_heard, $2 while $out =~ /$notice/g;
-	last if @held_heard;
-	usleep(100_000);
-}
+my @held_heard = map { $_->[1] } notifications_heard($s, 1);
 $s->quit;
 my $held_release = $node->safe_psql('postgres',
 	q{SELECT t || ':' || noisy_count FROM contcount.history('held')}, @listener);

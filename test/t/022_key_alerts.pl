@@ -11,7 +11,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use ContcountTest;
 
 my $node = PostgreSQL::Test::Cluster->new('key_alerts');
 $node->init;
@@ -56,18 +56,7 @@ is( $node->safe_psql('postgres',
 	'de:1:2 de:2:4 de:3:5 fr:1:0 fr:2:1 fr:3:1',
 	'the keys release their exact counts');
 
-my $notice = qr/Asynchronous notification "(\w+)" with payload "(.*)" received from/;
-my @heard;
-for (1 .. 100)
-{
-	my $out = $s->query_safe('SELECT 1');
-	push @heard, $2 while $out =~ /$notice/g;
-	last if @heard;
-	usleep(100_000);
-}
-usleep(500_000);
-my $out = $s->query_safe('SELECT 1');
-push @heard, $2 while $out =~ /$notice/g;
+my @heard = map { $_->[1] } notifications_heard($s, 1);
 $s->quit;
 
 is_deeply(

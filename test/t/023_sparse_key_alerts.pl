@@ -13,7 +13,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use ContcountTest;
 
 my $node = PostgreSQL::Test::Cluster->new('sparse_key_alerts');
 $node->init;
@@ -64,18 +64,7 @@ for my $step (0 .. 2)
 	$node->safe_psql('postgres', q{SELECT contcount.tick('by_country')}, @analyst);
 }
 
-my $notice = qr/Asynchronous notification "(\w+)" with payload "(.*)" received from/;
-my @heard;
-for (1 .. 100)
-{
-	my $out = $s->query_safe('SELECT 1');
-	push @heard, $2 while $out =~ /$notice/g;
-	last if @heard;
-	usleep(100_000);
-}
-usleep(500_000);
-my $out = $s->query_safe('SELECT 1');
-push @heard, $2 while $out =~ /$notice/g;
+my @heard = map { $_->[1] } notifications_heard($s, 1);
 $s->quit;
 
 is_deeply(

@@ -219,28 +219,11 @@ my $before = released();
 counted_once('a batch sealed and not recorded');
 is(released(), $before + 7, 'the next step counted it once');
 
-# A step of the coordinator held inside shard 1's seal: a person of the
-# shard with room left logs a row, and a session of the shard holds the
-# person's bounded row, which the seal then waits for.  Returns the
-# session and the tick under way.
+# A step of the coordinator held inside shard 1's seal (ContcountTest.pm).
 sub step_held_on_shard
 {
 	my ($person) = @_;
-	$shards[0]->safe_psql('postgres', "INSERT INTO events (user_id) VALUES ($person), ($person)");
-	tick();
-	$shards[0]->safe_psql('postgres', "INSERT INTO events (user_id) VALUES ($person)");
-	my $locker = $shards[0]->background_psql('postgres');
-	$locker->query_safe('BEGIN; SELECT * FROM contcount.counter_unit WHERE counter_id < 0 FOR UPDATE');
-	my ($out, $err) = ('', '');
-	my $tick = IPC::Run::start(
-		[ 'psql', '-X', '-h', $coord->host, '-p', $coord->port, '-U', 'analyst', '-c',
-		  "SELECT contcount.tick('feed')", 'postgres' ],
-		'>', \$out, '2>', \$err);
-	ok($shards[0]->poll_query_until('postgres',
-			"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE '%shard_feed_take%' "
-			  . "AND wait_event_type = 'Lock'"),
-		"the coordinator's step waits inside shard 1's seal");
-	return ($locker, $tick);
+	return step_held_in_seal($shards[0], $coord, 'feed', "INSERT INTO events (user_id) VALUES ($person)", \&tick);
 }
 
 # kill -9 of the coordinator while its step waits inside a shard's seal,

@@ -18,7 +18,6 @@
 #   (0A000).
 use strict;
 use warnings;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -196,27 +195,11 @@ like(released('by_device'), qr/phone=@{[$phone0 + 1]},tv=@{[$tv0 + 1]},/,
 wave($coord, 2000, 100, 'postgres');
 counted_once('rows inserted through the coordinator');
 
-# A step of the coordinator held inside shard 1's seal: a person logs a
-# row, and a session of the shard holds the person's bounded row, which the
-# seal then waits for.  Returns the session and the tick under way.
+# A step of the coordinator held inside shard 1's seal (ContcountTest.pm).
 sub step_held_on_shard
 {
 	my ($person) = @_;
-	$shards[0]->safe_psql('postgres', "INSERT INTO events VALUES ($person, now(), 'tv'), ($person, now(), 'tv')");
-	tick();
-	$shards[0]->safe_psql('postgres', "INSERT INTO events VALUES ($person, now(), 'tv')");
-	my $locker = $shards[0]->background_psql('postgres');
-	$locker->query_safe('BEGIN; SELECT * FROM contcount.counter_unit WHERE counter_id < 0 FOR UPDATE');
-	my ($out, $err) = ('', '');
-	my $tick = IPC::Run::start(
-		[ 'psql', '-X', '-h', $coord->host, '-p', $coord->port, '-U', 'analyst', '-c',
-		  "SELECT contcount.tick('by_device')", 'postgres' ],
-		'>', \$out, '2>', \$err);
-	ok($shards[0]->poll_query_until('postgres',
-			"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE '%shard_feed_take%' "
-			  . "AND wait_event_type = 'Lock'"),
-		"the coordinator's key step waits inside shard 1's seal");
-	return ($locker, $tick);
+	return step_held_in_seal($shards[0], $coord, 'by_device', "INSERT INTO events VALUES ($person, now(), 'tv')", \&tick);
 }
 
 # kill -9 of the coordinator while its step waits inside a shard's seal

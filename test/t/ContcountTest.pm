@@ -11,7 +11,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(kill9_postmaster_and_start wait_for_step_worker crash_rounds start_contcount_node
-  foreign_partitions_sql);
+  foreign_partitions_sql step_held_in_seal notifications_heard);
 
 # kill -9 of the postmaster: its children notice and exit on their own;
 # start again once every process of the old server is gone.
@@ -108,6 +108,51 @@ sub foreign_partitions_sql
 		};
 	}
 	return $sql;
+}
+
+# A step of the coordinator's counter held inside the shard's seal: the
+# insert gives a person of the shard rows before a step ($tick) and one
+# after, and a session of the shard holds the persons' bounded rows, which
+# the seal then waits for.  Returns that session and the step under way.
+sub step_held_in_seal
+{
+	my ($shard, $coord, $counter, $insert, $tick) = @_;
+	$shard->safe_psql('postgres', "$insert; $insert");
+	$tick->();
+	$shard->safe_psql('postgres', $insert);
+	my $locker = $shard->background_psql('postgres');
+	$locker->query_safe('BEGIN; SELECT * FROM contcount.counter_unit WHERE counter_id < 0 FOR UPDATE');
+	my ($out, $err) = ('', '');
+	my $step = IPC::Run::start(
+		[ 'psql', '-X', '-h', $coord->host, '-p', $coord->port, '-U', 'analyst', '-c',
+		  "SELECT contcount.tick('$counter')", 'postgres' ],
+		'>', \$out, '2>', \$err);
+	ok($shard->poll_query_until('postgres',
+			"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE '%shard_feed_take%' "
+			  . "AND wait_event_type = 'Lock'"),
+		"the coordinator's step of $counter waits inside the shard's seal");
+	return ($locker, $step);
+}
+
+# The notifications a psql session printed, [channel, payload] each, once
+# at least the number given arrived (or 10 seconds passed) and half a
+# second more brought no other.
+sub notifications_heard
+{
+	my ($session, $at_least) = @_;
+	my $notice = qr/Asynchronous notification "(\w+)" with payload "(.*)" received from/;
+	my @heard;
+	for (1 .. 100)
+	{
+		my $out = $session->query_safe('SELECT 1');
+		push @heard, [ $1, $2 ] while $out =~ /$notice/g;
+		last if @heard >= $at_least;
+		usleep(100_000);
+	}
+	usleep(500_000);
+	my $out = $session->query_safe('SELECT 1');
+	push @heard, [ $1, $2 ] while $out =~ /$notice/g;
+	return @heard;
 }
 
 1;
