@@ -460,17 +460,18 @@ unit_log_install(void)
  * person's row of counter_unit ($1: the counter): the CTEs "per" and "room"
  * (unit_digest; unit_row, the row's ctid, NULL if it has none; had; added).
  * A person's sum is capped at max_rows, which changes no room (at most
- * max_rows) and keeps the sum an int8 (a sum of int8 is a numeric).
+ * max_rows) and makes it an int4, whose sums are int8 (those of int8 are
+ * numeric, slower).
  */
 #define ROOM_SQL(rows_from, bound) \
 	bound \
 	"per AS (SELECT u.unit_digest, LEAST(pg_catalog.sum(u.rows), (SELECT max_rows FROM bound)) " \
-	"::pg_catalog.int8 AS rows FROM " rows_from " l, " \
+	"::pg_catalog.int4 AS rows FROM " rows_from " l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows)) " \
 	"AS u(unit_digest, rows) GROUP BY u.unit_digest), " \
 	"room AS (SELECT p.unit_digest, u.ctid AS unit_row, " \
 	"coalesce(u.rows, 0) AS had, LEAST(p.rows, GREATEST((SELECT max_rows FROM bound) " \
-	"OPERATOR(pg_catalog.-) coalesce(u.rows, 0), 0))::pg_catalog.int8 AS added " \
+	"OPERATOR(pg_catalog.-) coalesce(u.rows, 0), 0))::pg_catalog.int4 AS added " \
 	"FROM per p LEFT JOIN contcount.counter_unit u ON u.counter_id OPERATOR(pg_catalog.=) $1 " \
 	"AND u.unit_digest OPERATOR(pg_catalog.=) p.unit_digest) "
 
@@ -565,7 +566,7 @@ unit_log_take_bounded(int64 log_id, int32 max_rows)
  */
 #define KEY_PER_SQL \
 	"per AS (SELECT u.unit_digest, u.key, LEAST(pg_catalog.sum(u.rows), " \
-	"(SELECT max_rows FROM bound))::pg_catalog.int8 AS rows FROM taken l, " \
+	"(SELECT max_rows FROM bound))::pg_catalog.int4 AS rows FROM taken l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows), " \
 	"pg_catalog.unnest(l.unit_keys)) AS u(unit_digest, rows, key) GROUP BY u.unit_digest, u.key), "
 
@@ -600,7 +601,7 @@ unit_log_take_bounded(int64 log_id, int32 max_rows)
 	"LEAST(r.rows, GREATEST((SELECT max_rows FROM bound) OPERATOR(pg_catalog.-) r.had " \
 	"OPERATOR(pg_catalog.-) (pg_catalog.sum(r.rows) OVER (PARTITION BY r.unit_digest " \
 	"ORDER BY r.key COLLATE \"C\" ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) r.rows), 0)) " \
-	"::pg_catalog.int8 AS added FROM ranked r WHERE r.kept), "
+	"::pg_catalog.int4 AS added FROM ranked r WHERE r.kept), "
 
 /*
  * Take the counter's ($1) log by key, bounded by the CTE bound (max_rows,
