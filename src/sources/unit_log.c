@@ -487,13 +487,13 @@ unit_log_install(void)
  * insert of the persons with none, in digest order (the index's order: each
  * insert lands on the page the last one did).  Not an upsert: with its
  * speculative insertions and conflict checks, a step without a dimension
- * that took 10^5 rows cost two thirds more CPU time.  No other writer can change these rows
- * between the read and the write: only the step worker writes a counter's
- * rows of counter_unit, holding the counter's row FOR UPDATE for the whole
- * transaction of the step (counter_worker.c, read_counter), a shard's seal
- * writes its feed's rows under the feed's row lock (shard_feed.c), and the
- * worker's sweep deletes the rows of counters no longer in
- * contcount.counter only, which have no step.
+ * that took 10^5 rows cost two thirds more CPU time.  No other writer can
+ * change these rows between the read and the write: only the step worker
+ * writes a counter's rows of counter_unit, holding the counter's row FOR
+ * UPDATE for the whole transaction of the step (counter_worker.c,
+ * read_counter), a shard's seal writes its feed's rows under the feed's
+ * row lock (shard_feed.c), and the worker's sweep deletes only the rows of
+ * counters no longer in contcount.counter, which have no step.
  */
 #define WRITE_UNITS_SQL(units_from) \
 	"grown AS (UPDATE contcount.counter_unit u SET rows = (n.had OPERATOR(pg_catalog.+) n.added)" \
