@@ -37,7 +37,12 @@
  * counter_unit, writes that row, and pushes the sum.  The log rows it
  * consumed and the bounded state it wrote commit together or not at all,
  * so each logged row is bounded and counted exactly once, across crashes;
- * the worker is the only writer of counter_unit, so no two bounds race.
+ * the worker is the only writer of counter_unit, so no two bounds race,
+ * and the step writes the rows it read by an update and the new persons
+ * by an insert, with no upsert's speculative insertion (WRITE_UNITS_SQL).
+ * One statement takes a counter's log, TAKE_SQL or KEY_TAKE_SQL, each
+ * given the bound as a CTE: the source's (SOURCE_BOUND, KEY_SOURCE_BOUND)
+ * or a shard feed's (GIVEN_BOUND).
  * Each person is counted at most max_rows times in all, as before: a step
  * adds min(room, rows) for a person, which is what the upserts of its rows
  * added one by one.
@@ -458,32 +463,57 @@ unit_log_install(void)
 	"ON s.name OPERATOR(pg_catalog.=) c.source WHERE c.id OPERATOR(pg_catalog.=) $1), "
 
 /*
- * Each person's logged rows (from rows_from: unit_digests, unit_rows), up to the
- * room that max_rows (the CTE "bound") leaves in the person's row of
- * counter_unit ($1: the counter): the CTEs "per" and "room" (unit_digest,
- * had, added).
+ * Each person's logged rows (from rows_from: unit_digests, unit_rows), up to
+ * the room that max_rows (the CTE "bound", defined first) leaves in the
+ * person's row of counter_unit ($1: the counter): the CTEs "per" and "room"
+ * (unit_digest; unit_row, the row's ctid, NULL if it has none; had; added).
+ * A person's sum is capped at max_rows, which changes no room (at most
+ * max_rows) and makes it an int4, whose sums are int8 (those of int8 are
+ * numeric, slower).
  */
 #define ROOM_SQL(rows_from, bound) \
-	"per AS (SELECT u.unit_digest, pg_catalog.sum(u.rows) AS rows FROM " rows_from " l, " \
+	bound \
+	"per AS (SELECT u.unit_digest, LEAST(pg_catalog.sum(u.rows), (SELECT max_rows FROM bound)) " \
+	"::pg_catalog.int4 AS rows FROM " rows_from " l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows)) " \
 	"AS u(unit_digest, rows) GROUP BY u.unit_digest), " \
-	bound \
-	"room AS (SELECT p.unit_digest, coalesce(u.rows, 0) AS had, " \
-	"LEAST(p.rows, GREATEST((SELECT max_rows FROM bound) " \
-	"OPERATOR(pg_catalog.-) coalesce(u.rows, 0), 0))::pg_catalog.int8 AS added " \
+	"room AS (SELECT p.unit_digest, u.ctid AS unit_row, " \
+	"coalesce(u.rows, 0) AS had, LEAST(p.rows, GREATEST((SELECT max_rows FROM bound) " \
+	"OPERATOR(pg_catalog.-) coalesce(u.rows, 0), 0))::pg_catalog.int4 AS added " \
 	"FROM per p LEFT JOIN contcount.counter_unit u ON u.counter_id OPERATOR(pg_catalog.=) $1 " \
 	"AND u.unit_digest OPERATOR(pg_catalog.=) p.unit_digest) "
+
+/*
+ * Write the persons' new rows (the CTE units_from: unit_digest, unit_row,
+ * had, added) into counter_unit ($1: the counter): an update of the rows
+ * read in this statement, by their ctid (no second index probe), and an
+ * insert of the persons with none, in digest order (the index's order: each
+ * insert lands on the page the last one did).  Not an upsert: with its
+ * speculative insertions and conflict checks, a step without a dimension
+ * that took 10^5 rows cost two thirds more CPU time.  No other writer can
+ * change these rows between the read and the write: only the step worker
+ * writes a counter's rows of counter_unit, holding the counter's row FOR
+ * UPDATE for the whole transaction of the step (counter_worker.c,
+ * read_counter), a shard's seal writes its feed's rows under the feed's
+ * row lock (shard_feed.c), and the worker's sweep deletes only the rows of
+ * counters no longer in contcount.counter, which have no step.
+ */
+#define WRITE_UNITS_SQL(units_from) \
+	"grown AS (UPDATE contcount.counter_unit u SET rows = (n.had OPERATOR(pg_catalog.+) n.added)" \
+	"::pg_catalog.int4 FROM " units_from " n WHERE u.ctid OPERATOR(pg_catalog.=) n.unit_row " \
+	"AND n.added OPERATOR(pg_catalog.>) 0), " \
+	"fresh AS (INSERT INTO contcount.counter_unit (counter_id, unit_digest, rows) " \
+	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) added)::pg_catalog.int4 " \
+	"FROM " units_from " WHERE unit_row IS NULL AND added OPERATOR(pg_catalog.>) 0 " \
+	"ORDER BY unit_digest) "
 
 /* Consume the log into the persons' rows, and count what the bound lets through. */
 #define TAKE_SQL(bound) \
 	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
 	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NULL " \
 	"RETURNING unit_digests, unit_rows), " \
-	ROOM_SQL("taken", bound) \
-	", kept AS (INSERT INTO contcount.counter_unit AS u (counter_id, unit_digest, rows) " \
-	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) added)::pg_catalog.int4 FROM room " \
-	"WHERE added OPERATOR(pg_catalog.>) 0 " \
-	"ON CONFLICT (counter_id, unit_digest) DO UPDATE SET rows = excluded.rows) " \
+	ROOM_SQL("taken", bound) ", " \
+	WRITE_UNITS_SQL("room") \
 	"SELECT coalesce(pg_catalog.sum(added), 0)::pg_catalog.int8 FROM room"
 
 /* What a step would count now, nothing consumed. */
@@ -551,45 +581,63 @@ unit_log_take_bounded(int64 log_id, int32 max_rows)
 	"ELSE 0 END AS rows"
 
 /*
- * Each person's logged rows by key (a counter over a dimension), bounded
- * across keys ($1: the counter): the keys the person already counted in
- * (counter_unit_key) stay theirs, new keys are taken in key order up to
- * max_groups in all (the step is the person's time: keys of earlier steps
- * come first, ties in a step by key, as the bounding rule breaks ties),
- * and the rows of the kept keys, in key order, up to the room max_rows
- * leaves in counter_unit.  What a person keeps depends on their own rows
- * only: at most max_rows rows in at most max_groups keys, in all steps.
- * Counting persons, a row a key, and max_rows is PERSON_BOUND_SQL's.
+ * Each person's logged rows by key, of the keys keep lets through (a WHERE
+ * clause, or ""): the CTE "per", capped at max_rows as in ROOM_SQL.
  */
-#define KEY_TAKE_SQL(bound, keep) \
-	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
-	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NOT NULL " \
-	"RETURNING unit_digests, unit_rows, unit_keys), " \
-	"per AS (SELECT u.unit_digest, u.key, pg_catalog.sum(u.rows) AS rows FROM taken l, " \
+#define KEY_PER_SQL(keep) \
+	"per AS (SELECT u.unit_digest, u.key, LEAST(pg_catalog.sum(u.rows), " \
+	"(SELECT max_rows FROM bound))::pg_catalog.int4 AS rows FROM taken l, " \
 	"ROWS FROM (pg_catalog.unnest(l.unit_digests), pg_catalog.unnest(l.unit_rows), " \
 	"pg_catalog.unnest(l.unit_keys)) AS u(unit_digest, rows, key) " keep \
-	"GROUP BY u.unit_digest, u.key), " \
-	bound \
+	"GROUP BY u.unit_digest, u.key), "
+
+/*
+ * Each person's rows by key, bounded across keys: the CTE "room"
+ * (unit_digest, key, had_key, unit_row, had, added).  The keys the person
+ * already counted in (counter_unit_key) stay theirs, new keys are taken in
+ * key order up to max_groups in all (the step is the person's time: keys of
+ * earlier steps come first, ties in a step by key, as the bounding rule
+ * breaks ties), and the rows of the kept keys, in key order, up to the room
+ * max_rows leaves in counter_unit.  What a person keeps depends on their own
+ * rows only: at most max_rows rows in at most max_groups keys, in all
+ * steps.  Counting persons, a row a key, and max_rows is PERSON_BOUND_SQL's.
+ * Both windows run in one order, (person, key), so the rows are sorted
+ * once: a new key's rank is the count of new keys up to it.
+ */
+#define KEY_ROOM_SQL \
 	"marked AS (SELECT p.unit_digest, p.key, " PERSON_KEY_ROWS_SQL ", k.key IS NOT NULL AS had_key, " \
-	"coalesce(u.rows, 0) AS had, (SELECT pg_catalog.count(*) FROM contcount.counter_unit_key h " \
+	"u.ctid AS unit_row, coalesce(u.rows, 0) AS had, " \
+	"(SELECT pg_catalog.count(*) FROM contcount.counter_unit_key h " \
 	"WHERE h.counter_id OPERATOR(pg_catalog.=) $1 " \
 	"AND h.unit_digest OPERATOR(pg_catalog.=) p.unit_digest) AS had_keys FROM per p " \
 	"LEFT JOIN contcount.counter_unit_key k ON k.counter_id OPERATOR(pg_catalog.=) $1 " \
 	"AND k.unit_digest OPERATOR(pg_catalog.=) p.unit_digest AND k.key OPERATOR(pg_catalog.=) p.key " \
 	"LEFT JOIN contcount.counter_unit u ON u.counter_id OPERATOR(pg_catalog.=) $1 " \
 	"AND u.unit_digest OPERATOR(pg_catalog.=) p.unit_digest), " \
-	"ranked AS (SELECT m.*, m.had_key OR m.had_keys OPERATOR(pg_catalog.+) pg_catalog.row_number() " \
-	"OVER (PARTITION BY m.unit_digest, m.had_key ORDER BY m.key COLLATE \"C\") " \
+	"ranked AS (SELECT m.*, m.had_key OR m.had_keys OPERATOR(pg_catalog.+) " \
+	"pg_catalog.count(*) FILTER (WHERE NOT m.had_key) OVER (PARTITION BY m.unit_digest " \
+	"ORDER BY m.key COLLATE \"C\" ROWS UNBOUNDED PRECEDING) " \
 	"OPERATOR(pg_catalog.<=) (SELECT max_groups FROM bound) AS kept FROM marked m), " \
-	"room AS (SELECT r.unit_digest, r.key, r.had_key, r.had, " \
+	"room AS (SELECT r.unit_digest, r.key, r.had_key, r.unit_row, r.had, " \
 	"LEAST(r.rows, GREATEST((SELECT max_rows FROM bound) OPERATOR(pg_catalog.-) r.had " \
 	"OPERATOR(pg_catalog.-) (pg_catalog.sum(r.rows) OVER (PARTITION BY r.unit_digest " \
 	"ORDER BY r.key COLLATE \"C\" ROWS UNBOUNDED PRECEDING) OPERATOR(pg_catalog.-) r.rows), 0)) " \
-	"::pg_catalog.int8 AS added FROM ranked r WHERE r.kept), " \
-	"kept_units AS (INSERT INTO contcount.counter_unit AS u (counter_id, unit_digest, rows) " \
-	"SELECT $1, unit_digest, (had OPERATOR(pg_catalog.+) pg_catalog.sum(added))::pg_catalog.int4 " \
-	"FROM room GROUP BY unit_digest, had HAVING pg_catalog.sum(added) OPERATOR(pg_catalog.>) 0 " \
-	"ON CONFLICT (counter_id, unit_digest) DO UPDATE SET rows = excluded.rows), " \
+	"::pg_catalog.int4 AS added FROM ranked r WHERE r.kept), "
+
+/*
+ * Take the counter's ($1) log by key, bounded by the CTE bound (max_rows,
+ * persons, max_groups), of the keys keep lets through: each person's rows as KEY_ROOM_SQL keeps them,
+ * written to counter_unit (WRITE_UNITS_SQL) and the person's new keys to
+ * counter_unit_key, and each key's count returned.
+ */
+#define KEY_TAKE_SQL(bound, keep) \
+	"WITH taken AS (DELETE FROM contcount.counter_unit_log " \
+	"WHERE counter_id OPERATOR(pg_catalog.=) $1 AND unit_keys IS NOT NULL " \
+	"RETURNING unit_digests, unit_rows, unit_keys), " \
+	bound KEY_PER_SQL(keep) KEY_ROOM_SQL \
+	"units AS (SELECT unit_digest, unit_row, had, pg_catalog.sum(added) AS added FROM room " \
+	"GROUP BY unit_digest, unit_row, had), " \
+	WRITE_UNITS_SQL("units") ", " \
 	"kept_keys AS (INSERT INTO contcount.counter_unit_key (counter_id, unit_digest, key) " \
 	"SELECT $1, unit_digest, key FROM room " \
 	"WHERE added OPERATOR(pg_catalog.>) 0 AND NOT had_key) " \
