@@ -423,7 +423,7 @@ blocks_mean(const cc_window_params *params, int64_t block, int64_t super)
  * blocks: the K1 (and K2) named (cc_window_prepare() checked their range),
  * or, from the public parameters only, two levels' best K or three levels'
  * best (K1, K2), whichever has the less mean variance (a third level's
- * draws are (3/2)^2 times as wide, its windows far fewer); false when the
+ * draws have (3/2)^2 times the variance, its windows far fewer); false when the
  * scale does not fit.
  */
 static bool

@@ -56,8 +56,9 @@
  * once.  In draws' variance, a superblock holding P of the window's steps
  * contributes its blocks' q (D1 - q) / D1 less P^2 / (D1 D2) (a whole one
  * n / D2, less than a draw): about W / n + (K1 + K2) / 3 draws, least at
- * K1 = K2 = (3 W)^(1/3), against sqrt(3 W) * 2 / sqrt(3) for two levels,
- * each draw (3/2)^2 times as wide: three levels win from W of about 270.
+ * K1 = K2 = (3 W)^(1/3), (3 W)^(1/3) draws against 2 sqrt(W / 3) for two levels,
+ * each draw of (3/2)^2 times the variance: three levels win from W of
+ * about 270.
  * Every weight is below 1 in size: a step's 1 - q_b / D1 - P_S / (D1 D2),
  * its block's q_b / D1 - K1 P_S / (D1 D2), the superblock's P_S / D2.
  * From t = W on, the variance is periodic with period n; before W,
