@@ -30,9 +30,10 @@ FROM (VALUES ('tree'), ('honaker'), ('difference')) v(c),
            FROM generate_series(1, 300) i) e USING (t)
 GROUP BY c ORDER BY c;
 
--- auto: kary, the k-ary tree with negative digits, for short windows and
--- for a window as long as a series of 2^16 steps (then every window is a
--- running count, and kary's beats smooth binary's and honaker's).
+-- auto: kary, the k-ary tree with negative digits, for short windows; for a
+-- window as long as a series of 2^16 steps (then every window is a running
+-- count) blocks, whose three levels' least-squares estimates beat kary's
+-- there (mean variance 506.0 against 611.4).
 SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT 1::bigint FROM generate_series(1, 1000)), 7, 1);
 SELECT count(*) FROM contcount.window_counts(ARRAY(SELECT 1::bigint FROM generate_series(1, 65536)), 65536, 1);
 

@@ -73,7 +73,11 @@
  * last W + 1 steps and the prefixes of E_b for the blocks a window can
  * touch, so the numerator is exact in integers and rounded to the nearest
  * once.  Its bound is Chernoff's on the weighted draws, cached by t mod K
- * from W on (the window's blocks repeat with period K).
+ * from W on (the window's blocks repeat with period K).  With superblocks
+ * (three levels, scale 3 Delta / epsilon), a superblock draws all of its
+ * blocks and its own when it starts, the state keeps the prefixes of its
+ * F_S too, and the numerator is over D1 D2 (window_blocks.c); the period
+ * is K1 K2.
  *
  * IDENTIFICATION
  *	  src/core/window.c
@@ -101,6 +105,7 @@
  *	kary: the ring of W + 1 noisy prefix(x), the top level's draws and
  *		  their sum, then for each level j < h - 1 its centre p_(j+1) / k^j
  *		  and the k prefix sums of its 2c draws (k + 1 words)
+ *	blocks: see blocks_words()
  */
 struct cc_window
 {
@@ -233,12 +238,19 @@ kary_scale(const cc_window_params *params, int64_t arity, cc_scale *scale)
 						 params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, scale);
 }
 
-/* blocks: 2 Delta / epsilon (a unit is in two nodes), if it fits */
+/* blocks: its levels, two, or three with superblocks */
+static int64_t
+blocks_levels(const cc_window_params *params)
+{
+	return params->superblock > 0 ? 3 : 2;
+}
+
+/* blocks: levels Delta / epsilon (a unit is in one node a level), if it fits */
 static bool
 blocks_scale(const cc_window_params *params, cc_scale *scale)
 {
-	return cc_scale_make(2 * (uint64_t) params->sensitivity, params->epsilon_units,
-						 CC_EPSILON_UNITS_PER_ONE, scale);
+	return cc_scale_make((uint64_t) blocks_levels(params) * (uint64_t) params->sensitivity,
+						 params->epsilon_units, CC_EPSILON_UNITS_PER_ONE, scale);
 }
 
 double
@@ -355,8 +367,8 @@ cc_window_variances(const cc_window_params *params, double *mean, double *worst)
 		stats.most = (double) most;
 	}
 	else if (params->kind == CC_WINDOW_BLOCKS)
-		cc_window_blocks_over_horizon(params->width, params->block, params->horizon,
-									  &stats.sum, &stats.most);
+		cc_window_blocks_over_horizon(params->width, params->block, params->superblock,
+									  params->horizon, &stats.sum, &stats.most);
 	else
 		each_step_units(params, add_units, &stats);
 	*mean = stats.sum / (double) params->horizon * v;
@@ -392,21 +404,51 @@ kary_choose(cc_window_params *params)
 	return params->arity != 0;
 }
 
+/* blocks: the mean variance over the horizon of K1 = block and K2 = super */
+static double
+blocks_mean(const cc_window_params *params, int64_t block, int64_t super)
+{
+	cc_window_params p = *params;
+	double		mean,
+				worst;
+
+	p.kind = CC_WINDOW_BLOCKS;
+	p.block = block;
+	p.superblock = super;
+	cc_window_variances(&p, &mean, &worst);
+	return mean;
+}
+
 /*
- * blocks: the K named (cc_window_prepare() checked its range), or the one of
- * least mean variance, from the public parameters only; false when the
- * scale 2 Delta / epsilon does not fit.
+ * blocks: the K1 (and K2) named (cc_window_prepare() checked their range),
+ * or, from the public parameters only, two levels' best K or three levels'
+ * best (K1, K2), whichever has the less mean variance (a third level's
+ * draws have (3/2)^2 times the variance, its windows far fewer); false when the
+ * scale does not fit.
  */
 static bool
 blocks_choose(cc_window_params *params)
 {
+	cc_window_params three = *params;
 	cc_scale	scale;
 
-	if (!blocks_scale(params, &scale))
-		return false;
 	if (params->block == 0)
+	{
+		params->superblock = 0;
+		if (!blocks_scale(params, &scale))
+			return false;
 		params->block = cc_window_blocks_choose(params->width, params->horizon);
-	return true;
+		if (cc_window_blocks_choose_three(params->width, params->horizon, &three.block,
+										  &three.superblock) &&
+			blocks_scale(&three, &scale) &&
+			blocks_mean(&three, three.block, three.superblock) <
+			blocks_mean(params, params->block, 0))
+		{
+			params->block = three.block;
+			params->superblock = three.superblock;
+		}
+	}
+	return blocks_scale(params, &scale);
 }
 
 /* auto: the kind of least mean variance (blocks only if it fits) */
@@ -456,7 +498,9 @@ cc_window_prepare(cc_window_params *params)
 	if ((params->kind == CC_WINDOW_KARY || params->kind == CC_WINDOW_AUTO) &&
 		!kary_choose(params))
 		return CC_SCALE_TOO_LARGE;
-	if (params->block < 0 || params->block > CC_WINDOW_BLOCKS_MAX_K)
+	if (params->block < 0 || params->block > CC_WINDOW_BLOCKS_MAX_K ||
+		params->superblock < 0 || params->superblock == 1 ||
+		params->superblock > CC_WINDOW_BLOCKS_MAX_K)
 		return CC_BAD_BLOCK;
 	if (params->kind == CC_WINDOW_BLOCKS && !blocks_choose(params))
 		return CC_SCALE_TOO_LARGE;
@@ -483,22 +527,41 @@ kary_words(const cc_window_params *params)
 	return 2 + (cc_kary_levels(params->arity, params->width) - 1) * (params->arity + 1);
 }
 
-/* blocks: the ring of the block sums' prefixes, W / K + 4 blocks */
+/* blocks: the steps drawn at once, a block's K or a superblock's K1 K2 */
+static int64_t
+blocks_period(const cc_window_params *params)
+{
+	return params->superblock > 0 ? params->block * params->superblock : params->block;
+}
+
+/*
+ * blocks: the ring of the blocks' excess prefixes, W / K + 4 blocks and, with
+ * superblocks, the K2 drawn ahead; the ring of the superblocks' F prefixes,
+ * W / (K1 K2) + 4 (none for two levels).
+ */
 static int64_t
 blocks_ring(const cc_window_params *params)
 {
-	return params->width / params->block + 4;
+	return params->width / params->block + 4 + params->superblock;
+}
+
+static int64_t
+blocks_super_ring(const cc_window_params *params)
+{
+	return params->superblock > 0 ? params->width / blocks_period(params) + 4 : 0;
 }
 
 /*
  * blocks: words after the header: the rings of the exact counts' and the
- * steps' draws' prefixes (W + 1 each), the current block's K step draws,
- * the ring of the blocks' excess prefixes, and K cached bounds.
+ * steps' draws' prefixes (W + 1 each), the current period's step draws,
+ * the rings of the blocks' excess and the superblocks' F prefixes, and a
+ * period of cached bounds.
  */
 static int64_t
 blocks_words(const cc_window_params *params)
 {
-	return 2 * (params->width + 1) + 2 * params->block + blocks_ring(params);
+	return 2 * (params->width + 1) + 2 * blocks_period(params) + blocks_ring(params) +
+		blocks_super_ring(params);
 }
 
 size_t
@@ -558,13 +621,19 @@ blocks_draws(const cc_window *w)
 static int64_t *
 blocks_excess(const cc_window *w)
 {
-	return blocks_draws(w) + w->params.block;
+	return blocks_draws(w) + blocks_period(&w->params);
+}
+
+static int64_t *
+blocks_super(const cc_window *w)
+{
+	return blocks_excess(w) + blocks_ring(&w->params);
 }
 
 static double *
 blocks_bounds(const cc_window *w)
 {
-	return (double *) (blocks_excess(w) + blocks_ring(&w->params));
+	return (double *) (blocks_super(w) + blocks_super_ring(&w->params));
 }
 
 static cc_state *
@@ -612,24 +681,27 @@ honaker_grid(cc_window *w)
 
 /*
  * blocks: the lambdas of the bound's grid, below the pole (every weight is
- * at most K / (K + 1) < 1), the log mgf of a full block at each, and no
- * bound cached.
+ * below 1), the log mgf of a full block (two levels) or superblock (three)
+ * at each, and no bound cached.
  */
 static void
 blocks_init(cc_window *w)
 {
+	int64_t		block = w->params.block;
+	int64_t		super = w->params.superblock;
 	double		inv_b;
 
-	w->levels = 2;
+	w->levels = blocks_levels(&w->params);
 	blocks_scale(&w->params, &w->scale);
 	inv_b = cc_inverse_scale(w->scale);
 	for (int i = 0; i < GRID; i++)
 	{
 		w->lambda[i] = inv_b * (1.0 - pow(0.9, i + 1));
-		w->log_mgf[0][i] = cc_window_blocks_log_mgf(inv_b, w->params.block, w->params.block,
-													w->lambda[i]);
+		w->log_mgf[0][i] = super > 0 ?
+			cc_window_blocks_super_log_mgf(inv_b, block, super, 1, block * super, w->lambda[i]) :
+			cc_window_blocks_log_mgf(inv_b, block, block, w->lambda[i]);
 	}
-	for (int64_t i = 0; i < w->params.block; i++)
+	for (int64_t i = 0; i < blocks_period(&w->params); i++)
 		blocks_bounds(w)[i] = NAN;
 }
 
@@ -894,28 +966,69 @@ kary_push(cc_window *w, int64_t x, cc_rng *rng)
 }
 
 /*
- * blocks: block b starts: its K step draws, then its own, and the prefix of
- * the blocks' excesses E_b = Z_b - sum of its steps' draws.
+ * blocks: block b's K step draws into steps, then its own, and the prefix
+ * of the blocks' excesses E_b = Z_b - s_b (s_b the sum of its steps'
+ * draws); with superblocks, adds M_b = K1 E_b + D1 s_b to *m (D1 = K1 + 1).
  */
 static cc_status
-blocks_open(cc_window *w, int64_t b, cc_rng *rng)
+blocks_open_block(cc_window *w, int64_t b, int64_t *steps, int64_t *m, cc_rng *rng)
 {
-	int64_t    *draws = blocks_draws(w);
 	int64_t    *excess = blocks_excess(w);
 	int64_t		ring = blocks_ring(&w->params);
+	int64_t		block = w->params.block;
 	int64_t		sum = 0;
-	int64_t		own;
+	int64_t		own,
+				m_b,
+				d_sum;
 
-	for (int64_t i = 0; i < w->params.block; i++)
+	for (int64_t i = 0; i < block; i++)
 	{
-		draws[i] = cc_discrete_laplace(rng, w->scale);
-		if (!cc_add(sum, draws[i], &sum))
+		steps[i] = cc_discrete_laplace(rng, w->scale);
+		if (!cc_add(sum, steps[i], &sum))
 			return CC_OVERFLOW;
 	}
 	own = cc_discrete_laplace(rng, w->scale);
 	if (__builtin_sub_overflow(own, sum, &own) ||
 		!cc_add(excess[b % ring], own, &excess[(b + 1) % ring]))
 		return CC_OVERFLOW;
+	if (w->params.superblock == 0)
+		return CC_OK;
+	if (__builtin_mul_overflow(own, block, &m_b) ||
+		__builtin_mul_overflow(sum, block + 1, &d_sum) ||
+		!cc_add(m_b, d_sum, &m_b) || !cc_add(*m, m_b, m))
+		return CC_OVERFLOW;
+	return CC_OK;
+}
+
+/*
+ * blocks: a period starts at step t: its blocks (one, or a superblock's K2)
+ * draw their steps' and their own, then a superblock its own Z_S and the
+ * prefix of F_S = D1 Z_S - sum of its blocks' M_b.
+ */
+static cc_status
+blocks_open(cc_window *w, int64_t t, cc_rng *rng)
+{
+	int64_t		block = w->params.block;
+	int64_t		super = w->params.superblock;
+	int64_t		count = super > 0 ? super : 1;
+	int64_t		m = 0;
+	int64_t		f;
+
+	for (int64_t j = 0; j < count; j++)
+		if (blocks_open_block(w, (t - 1) / block + j, blocks_draws(w) + j * block, &m,
+							  rng) != CC_OK)
+			return CC_OVERFLOW;
+	if (super > 0)
+	{
+		int64_t    *prefix = blocks_super(w);
+		int64_t		ring = blocks_super_ring(&w->params);
+		int64_t		s = (t - 1) / blocks_period(&w->params);
+
+		if (__builtin_mul_overflow(cc_discrete_laplace(rng, w->scale), block + 1, &f) ||
+			__builtin_sub_overflow(f, m, &f) ||
+			!cc_add(prefix[s % ring], f, &prefix[(s + 1) % ring]))
+			return CC_OVERFLOW;
+	}
 	return CC_OK;
 }
 
@@ -950,6 +1063,40 @@ blocks_numerator(const cc_window *w, const cc_window_span *span, int64_t steps_d
 	return num;
 }
 
+/* blocks: D2 = K1 K2 + K1 + 1 with superblocks, 1 without */
+static int64_t
+blocks_d2(const cc_window_params *params)
+{
+	return params->superblock > 0 ? blocks_period(params) + params->block + 1 : 1;
+}
+
+/*
+ * blocks: the window's noise times D1 D2 (window_blocks.c): D2 times the
+ * two levels' numerator, plus P_S F_S for each superblock holding P_S of
+ * its steps (sspan: the window's superblocks).
+ */
+static __int128
+blocks_super_numerator(const cc_window *w, const cc_window_span *span,
+					   const cc_window_span *sspan, int64_t steps_draws)
+{
+	const int64_t *prefix = blocks_super(w);
+	int64_t		ring = blocks_super_ring(&w->params);
+	__int128	num = blocks_numerator(w, span, steps_draws);
+
+	if (w->params.superblock == 0)
+		return num;
+	num *= blocks_d2(&w->params);
+	num += (__int128) sspan->q_first *
+		((__int128) prefix[(sspan->first + 1) % ring] - prefix[sspan->first % ring]);
+	if (sspan->q_last > 0)
+		num += (__int128) sspan->q_last *
+			((__int128) prefix[(sspan->last + 1) % ring] - prefix[sspan->last % ring]);
+	if (sspan->full > 0)
+		num += (__int128) blocks_period(&w->params) *
+			((__int128) prefix[sspan->last % ring] - prefix[(sspan->first + 1) % ring]);
+	return num;
+}
+
 /* num / d rounded to nearest, halves up (d > 0) */
 static __int128
 round_quotient(__int128 num, int64_t d)
@@ -963,30 +1110,78 @@ round_quotient(__int128 num, int64_t d)
 }
 
 /*
+ * blocks: the log mgf at grid point i of the window's noise: its full
+ * blocks' (or superblocks') and its partial ones' shares.  A superblock's
+ * window part is its last q_first steps, its first q_last, or, alone, the
+ * steps lo .. t in it.
+ */
+static double
+blocks_log_mgf(const cc_window *w, const cc_window_span *span, const cc_window_span *sspan,
+			   int64_t lo, int i)
+{
+	double		inv_b = cc_inverse_scale(w->scale);
+	int64_t		block = w->params.block;
+	int64_t		super = w->params.superblock;
+	int64_t		n = blocks_period(&w->params);
+
+	if (super == 0)
+		return (double) span->full * w->log_mgf[0][i] +
+			cc_window_blocks_log_mgf(inv_b, block, span->q_first, w->lambda[i]) +
+			cc_window_blocks_log_mgf(inv_b, block, span->q_last, w->lambda[i]);
+	if (sspan->q_last == 0)
+		return cc_window_blocks_super_log_mgf(inv_b, block, super, (lo - 1) % n + 1,
+											  (w->t - 1) % n + 1, w->lambda[i]);
+	return (double) sspan->full * w->log_mgf[0][i] +
+		cc_window_blocks_super_log_mgf(inv_b, block, super, n - sspan->q_first + 1, n,
+									   w->lambda[i]) +
+		cc_window_blocks_super_log_mgf(inv_b, block, super, 1, sspan->q_last, w->lambda[i]);
+}
+
+/*
  * blocks: the bound of the window's noise, Chernoff's at the best lambda of
  * the grid, plus the rounding; the error is an integer.
  */
 static double
-blocks_bound(const cc_window *w, const cc_window_span *span)
+blocks_bound(const cc_window *w, const cc_window_span *span, const cc_window_span *sspan,
+			 int64_t lo)
 {
-	double		inv_b = cc_inverse_scale(w->scale);
 	double		best = INFINITY;
 
 	for (int i = 0; i < GRID; i++)
-	{
-		double		log_mgf = (double) span->full * w->log_mgf[0][i] +
-			cc_window_blocks_log_mgf(inv_b, w->params.block, span->q_first, w->lambda[i]) +
-			cc_window_blocks_log_mgf(inv_b, w->params.block, span->q_last, w->lambda[i]);
-
-		best = fmin(best, (w->log_term + log_mgf) / w->lambda[i]);
-	}
+		best = fmin(best, (w->log_term + blocks_log_mgf(w, span, sspan, lo, i)) / w->lambda[i]);
 	return fmax(0.0, ceil(best * (1.0 + 1e-9) + ROUNDING) - 1.0);
 }
 
 /*
+ * blocks: the window's variance, draws and bound; the bound is periodic in
+ * t from W on (window_blocks.c), cached by t mod the period.
+ */
+static void
+blocks_spread(cc_window *w, const cc_window_span *span, const cc_window_span *sspan, int64_t lo)
+{
+	int64_t		period = blocks_period(&w->params);
+	int64_t		t = w->t;
+
+	w->units = cc_window_blocks_units(w->params.width, w->params.block, w->params.superblock, t);
+	if (w->params.superblock > 0)
+		w->draws = (period + w->params.superblock + 1) * (sspan->last - sspan->first + 1);
+	else
+		w->draws = (w->params.block + 1) * (span->last - span->first + 1);
+	if (t < w->params.width)
+		w->bound = blocks_bound(w, span, sspan, lo);
+	else
+	{
+		double	   *cached = &blocks_bounds(w)[(t - 1) % period];
+
+		if (isnan(*cached))
+			*cached = blocks_bound(w, span, sspan, lo);
+		w->bound = *cached;
+	}
+}
+
+/*
  * blocks: the prefixes of the exact counts and of the steps' draws into
- * their rings, the window the rounded estimate; the bound is periodic in t
- * from W on (window_blocks.c), cached by t mod K.
+ * their rings, the window the rounded estimate.
  */
 static cc_status
 blocks_push(cc_window *w, int64_t x, cc_rng *rng)
@@ -994,38 +1189,30 @@ blocks_push(cc_window *w, int64_t x, cc_rng *rng)
 	int64_t    *counts = blocks_counts(w);
 	int64_t    *noise = blocks_noise(w);
 	int64_t		ring = w->params.width + 1;
-	int64_t		block = w->params.block;
+	int64_t		period = blocks_period(&w->params);
 	int64_t		t = w->t;
 	int64_t		lo = t > w->params.width ? t - w->params.width + 1 : 1;
 	int64_t		exact,
 				steps_draws;
 	__int128	noisy;
-	cc_window_span span;
+	cc_window_span span,
+				sspan;
 
-	if ((t - 1) % block == 0 && blocks_open(w, (t - 1) / block, rng) != CC_OK)
+	if ((t - 1) % period == 0 && blocks_open(w, t, rng) != CC_OK)
 		return CC_OVERFLOW;
 	if (!cc_add(counts[(t - 1) % ring], x, &counts[t % ring]) ||
-		!cc_add(noise[(t - 1) % ring], blocks_draws(w)[(t - 1) % block], &noise[t % ring]) ||
+		!cc_add(noise[(t - 1) % ring], blocks_draws(w)[(t - 1) % period], &noise[t % ring]) ||
 		__builtin_sub_overflow(counts[t % ring], counts[(lo - 1) % ring], &exact) ||
 		__builtin_sub_overflow(noise[t % ring], noise[(lo - 1) % ring], &steps_draws))
 		return CC_OVERFLOW;
-	cc_window_blocks_span(w->params.width, block, t, &span);
-	noisy = exact + round_quotient(blocks_numerator(w, &span, steps_draws), block + 1);
+	cc_window_blocks_span(w->params.width, w->params.block, t, &span);
+	cc_window_blocks_span(w->params.width, period, t, &sspan);
+	noisy = exact + round_quotient(blocks_super_numerator(w, &span, &sspan, steps_draws),
+								   (w->params.block + 1) * blocks_d2(&w->params));
 	if (noisy > INT64_MAX || noisy < INT64_MIN)
 		return CC_OVERFLOW;
 	w->noisy = (int64_t) noisy;
-	w->units = cc_window_blocks_units(w->params.width, block, t);
-	w->draws = (block + 1) * (span.last - span.first + 1);
-	if (t < w->params.width)
-		w->bound = blocks_bound(w, &span);
-	else
-	{
-		double	   *cached = &blocks_bounds(w)[(t - 1) % block];
-
-		if (isnan(*cached))
-			*cached = blocks_bound(w, &span);
-		w->bound = *cached;
-	}
+	blocks_spread(w, &span, &sspan, lo);
 	return CC_OK;
 }
 

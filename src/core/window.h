@@ -29,12 +29,16 @@
  *	  steps, each with its own draw of scale 2 Delta / epsilon; the window
  *	  is the least-squares estimate from both levels, block by block, of
  *	  q (K + 1 - q) / (K + 1) draws' variance for the q steps it holds of a
- *	  block (window_blocks.c).  K is chosen from the public parameters.
+ *	  block (window_blocks.c).  Or three levels, with every aligned
+ *	  superblock of K2 blocks too, scale 3 Delta / epsilon, the estimate
+ *	  from all three.  The levels and K (K1, K2) are chosen from the public
+ *	  parameters.
  * CC_WINDOW_AUTO picks the one of least mean variance over the horizon,
  * from exact per-step formulas.  Noise is drawn when a step is pushed and
  * stored; reading never draws.  The state is one flat block of
  * O(min(W, horizon)) words (kary: W + 1 words and O(k h) more; blocks:
- * 2 (W + 1) + 2 K + W / K + 4).
+ * 2 (W + 1) + 2 K + W / K + 4, three levels 2 (W + 1) + 2 K1 K2 + W / K1 +
+ * K2 + W / (K1 K2) + 8).
  */
 #ifndef CC_WINDOW_H
 #define CC_WINDOW_H
@@ -69,6 +73,9 @@ typedef struct cc_window_params
 	int64_t		arity;			/* kary: k, chosen by cc_window_prepare() */
 	int64_t		block;			/* blocks: K, chosen by cc_window_prepare()
 								 * when 0 */
+	int64_t		superblock;		/* blocks: 0 for two levels, or K2 >= 2
+								 * blocks a superblock (three levels);
+								 * chosen with K when K is 0 */
 } cc_window_params;
 
 /* blocks: the largest K weighed, and that a caller may name */
@@ -130,13 +137,15 @@ extern void cc_window_kary_draws_over_horizon(int64_t arity, int64_t width, int6
 											  double *sum, int64_t *most);
 
 /*
- * blocks (window_blocks.c): the blocks the window at t touches; the
- * variance of the window at t over one
- * draw's, sum over its blocks of q (K + 1 - q) / (K + 1); its sum over steps
- * 1 .. horizon and its largest value, in O(K); the K of least mean variance
- * over the horizon (0 if none fits 1 .. CC_WINDOW_BLOCKS_MAX_K); the log
- * moment generating function, at lambda, of a block's share of the noise
- * when the window holds q of its steps, for draws of inverse scale inv_b.
+ * blocks (window_blocks.c), K1 = block, K2 = super (0: two levels): the
+ * blocks the window at t touches; the variance of the window at t over one
+ * draw's; its sum over steps 1 .. horizon and its largest value, in
+ * O(K1 max(K2, 1)); the K of least mean variance for two levels (0 if none
+ * fits 1 .. CC_WINDOW_BLOCKS_MAX_K) and the (K1, K2) for three (false if
+ * none fits); the log moment generating function, at lambda, of a block's
+ * share of the noise when the window holds q of its steps (two levels), and
+ * of a superblock's when it holds its steps lo .. hi (three), for draws of
+ * inverse scale inv_b.
  */
 typedef struct cc_window_span
 {
@@ -149,11 +158,15 @@ typedef struct cc_window_span
 
 extern void cc_window_blocks_span(int64_t width, int64_t block, int64_t t,
 								  cc_window_span *span);
-extern double cc_window_blocks_units(int64_t width, int64_t block, int64_t t);
-extern void cc_window_blocks_over_horizon(int64_t width, int64_t block, int64_t horizon,
-										  double *sum, double *most);
+extern double cc_window_blocks_units(int64_t width, int64_t block, int64_t super, int64_t t);
+extern void cc_window_blocks_over_horizon(int64_t width, int64_t block, int64_t super,
+										  int64_t horizon, double *sum, double *most);
 extern int64_t cc_window_blocks_choose(int64_t width, int64_t horizon);
+extern bool cc_window_blocks_choose_three(int64_t width, int64_t horizon, int64_t *block,
+										  int64_t *super);
 extern double cc_window_blocks_log_mgf(double inv_b, int64_t block, int64_t q, double lambda);
+extern double cc_window_blocks_super_log_mgf(double inv_b, int64_t block, int64_t super,
+											 int64_t lo, int64_t hi, double lambda);
 
 /*
  * For tests: the tree's nodes closed by the last step, their noisy values

@@ -61,7 +61,7 @@ is_a_tree(cc_window_kind kind)
 static cc_window_params
 window_params(cc_window_kind kind, int64_t width, int64_t horizon, double epsilon)
 {
-	cc_window_params p = {kind, width, horizon, 0, 1, 0.05, 0, 0};
+	cc_window_params p = {kind, width, horizon, 0, 1, 0.05, 0, 0, 0};
 
 	cc_epsilon_units(epsilon, &p.epsilon_units);
 	return p;
