@@ -67,8 +67,8 @@ window_params(cc_window_kind kind, int64_t width, int64_t horizon, double epsilo
 	return p;
 }
 
-static cc_window *
-new_window(cc_window_params *p)
+cc_window *
+unit_new_window(cc_window_params *p)
 {
 	cc_window  *w;
 
@@ -103,7 +103,7 @@ test_tree_nodes(void)
 		for (int kind = CC_WINDOW_TREE; kind <= CC_WINDOW_HONAKER; kind += CC_WINDOW_HONAKER)
 	{
 		cc_window_params p = window_params((cc_window_kind) kind, width, 300, 0.3);
-		cc_window  *w = new_window(&p);
+		cc_window  *w = unit_new_window(&p);
 		seeded_rng	r;
 		double		total = 0,
 					mean,
@@ -180,7 +180,7 @@ test_differences(void)
 	{
 		cc_window_params wp = window_params(CC_WINDOW_DIFF, width, horizon, 0.7);
 		cc_params	sp = params_for(CC_SMOOTH_BINARY, 0.7, horizon);
-		cc_window  *w = new_window(&wp);
+		cc_window  *w = unit_new_window(&wp);
 		cc_state   *s = new_state(&sp);
 		seeded_rng	r1,
 					r2;
@@ -240,8 +240,8 @@ test_tree_sensitivity(void)
 		{
 			cc_window_params p = window_params(width % 8 == 1 ? CC_WINDOW_HONAKER : CC_WINDOW_TREE,
 											   width, 128, 1.0);
-			cc_window  *a = new_window(&p);
-			cc_window  *b = new_window(&p);
+			cc_window  *a = unit_new_window(&p);
+			cc_window  *b = unit_new_window(&p);
 			seeded_rng	ra,
 						rb;
 			int			moved = 0,
@@ -572,7 +572,7 @@ check_variance(cc_window_kind kind, int64_t width, int64_t horizon, const int64_
 	for (int trial = 0; trial < TRIALS; trial++)
 	{
 		cc_window_params p = window_params(kind, width, horizon, epsilon);
-		cc_window  *w = new_window(&p);
+		cc_window  *w = unit_new_window(&p);
 		int			c = 0;
 
 		for (int64_t t = 1; t <= horizon; t++)
@@ -641,7 +641,7 @@ test_honaker_window(void)
 	{
 		const int64_t horizon = 100;
 		cc_window_params p = window_params(CC_WINDOW_HONAKER, width, horizon, 0.5);
-		cc_window  *w = new_window(&p);
+		cc_window  *w = unit_new_window(&p);
 		int			top = floor_log2(width);
 		long double est[8][256];
 		double		b = (top + 1) / 0.5;
@@ -788,7 +788,7 @@ test_parameters(void)
 		cc_release	rel;
 
 		p = window_params(CC_WINDOW_TREE, 3, 2, 1.0);
-		w = new_window(&p);
+		w = unit_new_window(&p);
 		seeded_rng_init(&r, 5);
 		CHECK(cc_window_push(w, -1, &r.rng) == CC_NEGATIVE_ITEM, "negative item");
 		CHECK(cc_window_push(w, 1, &r.rng) == CC_OK && cc_window_push(w, 1, &r.rng) == CC_OK &&
@@ -798,7 +798,7 @@ test_parameters(void)
 		free(w);
 		/* two items whose node overflows */
 		p = window_params(CC_WINDOW_TREE, 4, 10, 1.0);
-		w = new_window(&p);
+		w = unit_new_window(&p);
 		CHECK(cc_window_push(w, INT64_MAX / 2, &r.rng) == CC_OK &&
 			  cc_window_push(w, INT64_MAX / 2 + 10, &r.rng) == CC_OVERFLOW, "overflow");
 		free(w);

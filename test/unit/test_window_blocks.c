@@ -36,21 +36,6 @@ blocks_params(int64_t width, int64_t block, int64_t super, int64_t horizon, doub
 	return p;
 }
 
-static cc_window *
-blocks_window(cc_window_params *p)
-{
-	cc_window  *w;
-
-	if (cc_window_prepare(p) != CC_OK)
-	{
-		fprintf(stderr, "bad blocks parameters\n");
-		exit(2);
-	}
-	w = malloc(cc_window_size(p));
-	cc_window_init(w, p);
-	return w;
-}
-
 /* The steps drawn at once: a block's K1, or a superblock's K1 K2. */
 static int
 period_of(int64_t block, int64_t super)
@@ -160,7 +145,7 @@ brute_run(int64_t width, int64_t block, int64_t super, int64_t horizon, brute_er
 	int			n = (int) ((horizon + period - 1) / period * period);
 	int			nodes = node_matrix(block, super, n, b);
 	cc_window_params p = blocks_params(width, block, super, horizon, 0.7);
-	cc_window  *w = blocks_window(&p);
+	cc_window  *w = unit_new_window(&p);
 	long long	den = (block + 1) * (super > 0 ? period + block + 1 : 1);
 	cc_scale	scale;
 	int64_t		z[MAX_NODES];
@@ -480,7 +465,7 @@ check_blocks_variance(int64_t width, int64_t block, int64_t super, int64_t horiz
 	seeded_rng_init(&r, (uint64_t) (7000 + width));
 	for (int trial = 0; trial < trials; trial++)
 	{
-		cc_window  *w = blocks_window(&p);
+		cc_window  *w = unit_new_window(&p);
 		bool		over = false;
 
 		for (int64_t t = 1, c = 0; t <= horizon; t++)
@@ -557,7 +542,7 @@ test_blocks_audit(int64_t super)
 			for (long run = 0; run < AUDIT_RUNS; run++)
 			{
 				cc_window_params p = blocks_params(1, 1, super, 1, halved ? 2.0 : 1.0);
-				cc_window  *w = blocks_window(&p);
+				cc_window  *w = unit_new_window(&p);
 				cc_release	rel;
 
 				cc_window_push(w, item, &r.rng);

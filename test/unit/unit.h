@@ -15,6 +15,7 @@
 
 #include "blt.h"
 #include "mechanism.h"
+#include "window.h"
 
 extern int	unit_passed;
 extern int	unit_failed;
@@ -50,6 +51,9 @@ extern cc_params params_zcdp(cc_kind kind, double rho, int64_t horizon);
 
 /* A prepared and initialized state, malloc'ed; exits if preparing fails. */
 extern cc_state *new_state(cc_params *p);
+
+/* A prepared and initialized sliding window, malloc'ed; exits if preparing fails. */
+extern cc_window *unit_new_window(cc_window_params *p);
 
 /*
  * Standard normal quantile for a two-sided false-alarm rate of 2e-9 a check.
