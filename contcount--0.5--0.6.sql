@@ -1691,3 +1691,20 @@ REVOKE ALL ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer
 COMMENT ON FUNCTION contcount.shard_feed_take(text, text, text, text, integer, bigint, text,
     text[], integer, boolean) IS
     'on a shard, for the coordinator''s connection user: seal the feed''s new rows, each person bounded (over a dimension: across the declared keys), and return the last batch and the exact bounded rows after after (and each key''s)';
+-- ---------------------------------------------------------------------
+-- A dropped counter's feeds on its shards (docs/scale-out.md): the
+-- coordinator's step worker calls contcount.shard_feed_drop on each shard
+-- of a counter that is gone, which deletes the feed's row, its batches
+-- (ON DELETE CASCADE) and everything under its negative id (counter_unit,
+-- counter_unit_key, counter_unit_log), in one transaction; a feed that is
+-- gone already is no error, so that a call whose answer was lost is
+-- asked again.  For the coordinator's connection user only, as
+-- shard_feed_take: granted EXECUTE by the shard's DBA.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION contcount.shard_feed_drop(feed text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'contcount_shard_feed_drop'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION contcount.shard_feed_drop(text) FROM PUBLIC;
+COMMENT ON FUNCTION contcount.shard_feed_drop(text) IS
+    'on a shard, for the coordinator''s connection user: delete the feed of a dropped counter, its batches and its persons'' rows and log; true if it was there';

@@ -172,6 +172,47 @@ SELECT rows, key_names, key_rows FROM contcount.shard_feed_take('k', 'test', 'fe
 RESET ROLE;
 SELECT count(*) AS person_keys FROM contcount.counter_unit_key WHERE counter_id < 0;
 
+-- The coordinator dropped counter k: contcount.shard_feed_drop deletes its
+-- feed and everything under the feed's id, for the roles granted EXECUTE
+-- only; the other feed of the table (kp) keeps all of its own.
+SET ROLE regress_feed_app;
+INSERT INTO test.feed_keyed VALUES (7, 'de'), (7, 'fr');
+RESET ROLE;
+CREATE TEMP TABLE feed_ids AS SELECT name, -id AS log_id FROM contcount.shard_feed;
+CREATE FUNCTION pg_temp.feed_holds(f text) RETURNS bigint[] LANGUAGE sql AS $$
+    SELECT ARRAY[(SELECT count(*) FROM contcount.shard_feed WHERE name = f),
+                 (SELECT count(*) FROM contcount.shard_feed_batch b JOIN contcount.shard_feed s
+                      ON s.id = b.feed_id WHERE s.name = f),
+                 (SELECT count(*) FROM contcount.counter_unit u, feed_ids i
+                      WHERE i.name = f AND u.counter_id = i.log_id),
+                 (SELECT count(*) FROM contcount.counter_unit_key u, feed_ids i
+                      WHERE i.name = f AND u.counter_id = i.log_id),
+                 (SELECT count(*) FROM contcount.counter_unit_log u, feed_ids i
+                      WHERE i.name = f AND u.counter_id = i.log_id)] $$;
+SELECT name, pg_temp.feed_holds(name) AS "feed, batches, persons, keys, log" FROM feed_ids
+WHERE name IN ('k', 'kp') ORDER BY name;
+-- no EXECUTE: 42501, and nothing is gone
+SET ROLE regress_feed_coord;
+SELECT test.error_of($$SELECT contcount.shard_feed_drop('k')$$);
+RESET ROLE;
+SET ROLE regress_feed_other;
+SELECT test.error_of($$SELECT contcount.shard_feed_drop('k')$$);
+RESET ROLE;
+SELECT pg_temp.feed_holds('k') AS k_before;
+GRANT EXECUTE ON FUNCTION contcount.shard_feed_drop(text) TO regress_feed_coord;
+SET ROLE regress_feed_coord;
+SELECT test.error_of($$SELECT contcount.shard_feed_drop(NULL)$$);
+SELECT contcount.shard_feed_drop('k') AS dropped;
+-- asked again (the answer was lost): nothing to do, no error
+SELECT contcount.shard_feed_drop('k') AS dropped_again;
+SELECT contcount.shard_feed_drop('never') AS dropped_never;
+-- the table's trigger no longer logs for k, still for kp
+SET ROLE regress_feed_app;
+INSERT INTO test.feed_keyed VALUES (8, 'de');
+RESET ROLE;
+SELECT name, pg_temp.feed_holds(name) AS "feed, batches, persons, keys, log" FROM feed_ids
+WHERE name IN ('k', 'kp') ORDER BY name;
+
 DROP TABLE test.feed_rows CASCADE;
 DROP TABLE test.feed_keyed CASCADE;
 DELETE FROM contcount.shard_feed;

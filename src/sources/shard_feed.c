@@ -568,3 +568,68 @@ contcount_shard_feed_take(PG_FUNCTION_ARGS)
 	owner_end(&scope);
 	return HeapTupleGetDatum(tuple);
 }
+
+/*
+ * Delete what the feed's negative id holds in a table of contcount's (each
+ * statement its own snapshot, taken after the feed's row was deleted, so
+ * that a seal that committed while the delete waited is seen whole).
+ */
+static void
+forget_under(SPIPlanPtr *plan, const char *sql, int64 log_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(log_id)};
+
+	owner_run(plan, sql, 1, types, values, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * contcount.shard_feed_drop(feed): the coordinator dropped the feed's
+ * counter.  Deletes the feed's row (its batches go with it: ON DELETE
+ * CASCADE; a seal under way is waited for) and everything under its
+ * negative id: its persons' bounds and keys, and its log, with the log of
+ * any feed dropped before whose rows came in since (a transaction that
+ * looked its feeds up before a drop committed logs them at its own
+ * commit).  The triggers stop logging for the feed.  True if there was
+ * such a feed: a feed that is gone is no error, so that the coordinator
+ * asks again when it did not hear the answer.  Answers the roles granted
+ * EXECUTE, as shard_feed_take.
+ */
+PG_FUNCTION_INFO_V1(contcount_shard_feed_drop);
+Datum
+contcount_shard_feed_drop(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr drop_plan;
+	static SPIPlanPtr unit_plan;
+	static SPIPlanPtr key_plan;
+	static SPIPlanPtr log_plan;
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(arg_text(fcinfo, 0, "feed"))};
+	OwnerScope	scope;
+	bool		dropped;
+
+	owner_begin(&scope);
+	owner_run(&drop_plan, "DELETE FROM contcount.shard_feed WHERE name OPERATOR(pg_catalog.=) $1 "
+			  "RETURNING id", 1, types, values, NULL, SPI_OK_DELETE_RETURNING);
+	dropped = SPI_processed > 0;
+	if (dropped)
+	{
+		bool		isnull;
+		int64		log_id = -DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 1, &isnull));
+
+		feed_cache_changed();
+		forget_under(&unit_plan, "DELETE FROM contcount.counter_unit "
+					 "WHERE counter_id OPERATOR(pg_catalog.=) $1", log_id);
+		forget_under(&key_plan, "DELETE FROM contcount.counter_unit_key "
+					 "WHERE counter_id OPERATOR(pg_catalog.=) $1", log_id);
+	}
+	/* the log of every feed gone, this one's included */
+	owner_run(&log_plan, "DELETE FROM contcount.counter_unit_log l "
+			  "WHERE l.counter_id OPERATOR(pg_catalog.<) 0 AND NOT EXISTS (SELECT 1 "
+			  "FROM contcount.shard_feed f "
+			  "WHERE f.id OPERATOR(pg_catalog.=) OPERATOR(pg_catalog.-) l.counter_id)",
+			  0, NULL, NULL, NULL, SPI_OK_DELETE);
+	owner_end(&scope);
+	PG_RETURN_BOOL(dropped);
+}
