@@ -1708,3 +1708,10 @@ LANGUAGE C VOLATILE;
 REVOKE ALL ON FUNCTION contcount.shard_feed_drop(text) FROM PUBLIC;
 COMMENT ON FUNCTION contcount.shard_feed_drop(text) IS
     'on a shard, for the coordinator''s connection user: delete the feed of a dropped counter, its batches and its persons'' rows and log; true if it was there';
+-- The coordinator's side: a row of counter_shard outlives its counter
+-- until the step worker has had the shard drop the counter's feed (the
+-- foreign key that deleted it with the counter is gone); the worker notes
+-- a row as soon as it opens a feed, before the first step.
+ALTER TABLE contcount.counter_shard DROP CONSTRAINT counter_shard_counter_id_fkey;
+COMMENT ON TABLE contcount.counter_shard IS
+    'internal, on the coordinator: the last batch each counter''s step read of each shard''s partition (its watermark), the exact rows read so far, and why the last step could not read it; a dropped counter''s rows stay until its shards have dropped its feeds; extension owner only';

@@ -297,6 +297,20 @@ open_shard_feeds(CounterShared *cs, const int64 *before)
 	}
 }
 
+/*
+ * Drop the shards' feeds of dropped counters (shard_counters.c), in a
+ * transaction of their own after drop_counter committed: drop_counter does
+ * not wait on shards, and a shard down now is asked again at the next
+ * load (a reload, or RELOAD_INTERVAL_MS later).
+ */
+static void
+drop_shard_feeds(void)
+{
+	begin_work();
+	shard_counters_forget();
+	end_work();
+}
+
 /* Bring the slots in line with contcount.counter, as committed. */
 static void
 load_counters(CounterShared *cs)
@@ -335,7 +349,10 @@ load_counters(CounterShared *cs)
 	end_work();
 	ConditionVariableBroadcast(&cs->step_closed);
 	if (installed)
+	{
 		open_shard_feeds(cs, before);
+		drop_shard_feeds();
+	}
 	pfree(before);
 }
 

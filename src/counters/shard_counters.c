@@ -346,20 +346,140 @@ shard_counters_sharded(Oid relid, AttrNumber unit)
 	return false;
 }
 
+/*
+ * Note that the counter may have a feed on the shard of call->partition
+ * (unless a step noted it first), so that its drop reaches the feed
+ * (shard_counters_forget): nothing read yet, or why it could not be.
+ */
+static void
+record_opened(int64 counter, const ShardCall *call, const ShardRead *read)
+{
+	Oid			types[4] = {INT8OID, OIDOID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', read->error ? ' ' : 'n'};
+
+	values[0] = Int64GetDatum(counter);
+	values[1] = ObjectIdGetDatum(call->partition);
+	values[2] = CStringGetTextDatum(call->server);
+	values[3] = read->error ? CStringGetTextDatum(read->error) : (Datum) 0;
+	if (SPI_execute_with_args("INSERT INTO contcount.counter_shard "
+							  "(counter_id, partition, server, read_upto, rows, tried_at, error) "
+							  "VALUES ($1, $2, $3, 0, 0, pg_catalog.now(), $4) "
+							  "ON CONFLICT (counter_id, partition) DO NOTHING",
+							  4, types, values, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the shards of counter " INT64_FORMAT, counter);
+}
+
 void
 shard_counters_open(int64 counter)
 {
 	ShardedSource source;
 	OwnerScope	scope;
 	ShardCall  *calls;
-	int			n;
+	ShardRead  *reads;
+	int			n = 0;
 
 	if (!contcount_has_column("counter_shard", "read_upto"))
 		return;
 	owner_begin(&scope);
 	/* what they answer waits for the step, which asks again */
 	if (counter_source(counter, &source))
-		(void) read_shards(counter, &source, &calls, &n);
+	{
+		reads = read_shards(counter, &source, &calls, &n);
+		for (int i = 0; i < n; i++)
+			record_opened(counter, &calls[i], &reads[i]);
+	}
+	owner_end(&scope);
+}
+
+/* Ask the shard of call->server to drop the counter's feed of call->partition. */
+static void
+drop_feed(ShardCall *call, int64 counter, const ShardedSource *source, ShardRead *read)
+{
+	const char *params[1] = {feed_name(counter, call->partition)};
+	ForeignServer *server = GetForeignServerByName(call->server, false);
+
+	(void) source;
+	(void) read;
+	shards_open_server(call, server->serverid);
+	shards_send_sql(call, "SELECT contcount.shard_feed_drop($1)", 1, params);
+	(void) shards_collect_row(call, 1);
+	shards_close(call);
+}
+
+/* Delete the row of counter_shard of a feed dropped, or whose server is gone. */
+static void
+forget_shard(int64 counter, Oid partition)
+{
+	Oid			types[2] = {INT8OID, OIDOID};
+	Datum		values[2] = {Int64GetDatum(counter), ObjectIdGetDatum(partition)};
+
+	if (SPI_execute_with_args("DELETE FROM contcount.counter_shard "
+							  "WHERE counter_id OPERATOR(pg_catalog.=) $1 "
+							  "AND partition OPERATOR(pg_catalog.=) $2",
+							  2, types, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget a shard of counter " INT64_FORMAT, counter);
+}
+
+/* The rows of counter_shard whose counter is gone, copied out of SPI's memory. */
+static ShardCall *
+gone_feeds(int64 **counters, int *n)
+{
+	ShardCall  *calls;
+
+	if (SPI_execute("SELECT s.counter_id, s.partition, s.server FROM contcount.counter_shard s "
+					"WHERE NOT EXISTS (SELECT 1 FROM contcount.counter c "
+					"WHERE c.id OPERATOR(pg_catalog.=) s.counter_id)", false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the shards of dropped counters");
+	*n = (int) SPI_processed;
+	calls = SPI_palloc(sizeof(ShardCall) * Max(1, *n));
+	*counters = SPI_palloc(sizeof(int64) * Max(1, *n));
+	for (int i = 0; i < *n; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		bool		isnull;
+
+		memset(&calls[i], 0, sizeof(ShardCall));
+		(*counters)[i] = DatumGetInt64(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull));
+		calls[i].partition = DatumGetObjectId(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull));
+		calls[i].server = SPI_getvalue(tuple, SPI_tuptable->tupdesc, 3);
+		calls[i].watchful = true;
+	}
+	return calls;
+}
+
+void
+shard_counters_forget(void)
+{
+	OwnerScope	scope;
+	ShardCall  *calls;
+	int64	   *counters;
+	int			n;
+
+	if (!contcount_has_column("counter_shard", "read_upto"))
+		return;
+	owner_begin(&scope);
+	calls = gone_feeds(&counters, &n);
+	for (int i = 0; i < n; i++)
+	{
+		ShardRead	read = {0};
+
+		if (GetForeignServerByName(calls[i].server, true) == NULL)
+			ereport(LOG,
+					(errmsg("the shard \"%s\" of dropped counter " INT64_FORMAT " is gone",
+							calls[i].server, counters[i]),
+					 errhint("Its DBA drops the feed with contcount.shard_feed_drop('%s').",
+							 feed_name(counters[i], calls[i].partition))));
+		else
+			guarded(drop_feed, &calls[i], counters[i], NULL, &read);
+		if (read.error == NULL)
+			forget_shard(counters[i], calls[i].partition);
+		else
+			ereport(LOG,
+					(errmsg("could not drop the feed of dropped counter " INT64_FORMAT " on shard \"%s\": %s",
+							counters[i], calls[i].server, read.error),
+					 errdetail("The worker asks again at a later round.")));
+	}
 	owner_end(&scope);
 }
 

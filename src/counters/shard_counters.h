@@ -34,6 +34,17 @@ extern int64 shard_counters_collect(int64 counter, KeyTaken *keys);
 extern void shard_counters_open(int64 counter);
 
 /*
+ * Drop the shards' feeds of the counters that are gone: ask each shard a
+ * row of contcount.counter_shard names for a dropped counter to drop the
+ * feed (contcount.shard_feed_drop), and delete the row once it answered;
+ * a shard that cannot be reached, or errs, is asked again at a later call
+ * (its row kept, the error logged).  A row whose foreign server is gone is
+ * deleted, with the feed's name logged for the shard's DBA.  In a
+ * transaction of the step worker's, SPI connected.
+ */
+extern void shard_counters_forget(void);
+
+/*
  * Has the table (of a source, with this unit column) a shard among its
  * partitions, so that a counter over it is fed by many servers?
  */

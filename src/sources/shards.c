@@ -295,7 +295,13 @@ shard_params(const ShardAsk *ask, Oid partition, ForeignTable *table, const char
 void
 shards_open(ShardCall *call)
 {
-	ForeignServer *server = GetForeignServer(GetForeignTable(call->partition)->serverid);
+	shards_open_server(call, GetForeignTable(call->partition)->serverid);
+}
+
+void
+shards_open_server(ShardCall *call, Oid serverid)
+{
+	ForeignServer *server = GetForeignServer(serverid);
 
 	call->server = server->servername;
 	shard_connect(call, server, GetUserMapping(GetUserId(), server->serverid));

@@ -78,6 +78,12 @@ extern void shards_send(ShardCall *call, const ShardAsk *ask);
  */
 extern void shards_open(ShardCall *call);
 
+/*
+ * The same for a server named by its oid: a shard reached when the
+ * partition that led to it may be gone (a dropped counter's feeds).
+ */
+extern void shards_open_server(ShardCall *call, Oid serverid);
+
 /* Send one statement with text parameters (NULL: SQL's null) to an open call. */
 extern void shards_send_sql(ShardCall *call, const char *sql, int nparams,
 							const char *const *params);
