@@ -5,7 +5,9 @@
 -- (last batch, rows after the watermark, over a dimension each declared
 -- key's rows) to a role granted EXECUTE on it
 -- that may SELECT the table; every other role gets 42501, every bad input
--- its SQLSTATE.  The coordinator and shards: test/t/024_shard_counters.pl.
+-- its SQLSTATE; contcount.shard_feed_drop deletes a dropped counter's feed
+-- and everything under its id.  The coordinator and shards:
+-- test/t/024_shard_counters.pl, test/t/026_shard_feed_drop.pl.
 
 CREATE TABLE test.feed_rows (user_id int, at timestamptz DEFAULT now());
 CREATE VIEW test.feed_view AS SELECT * FROM test.feed_rows;

@@ -25,6 +25,12 @@
  * subtransaction, its error is recorded (contcount.counter_shards shows
  * it) and its batches wait for a later step, never lost, never doubled.
  *
+ * A counter's rows of contcount.counter_shard (one a shard partition,
+ * noted when the worker opens its feeds) outlive the counter: after
+ * drop_counter, the worker asks each of their shards to drop the feed and
+ * deletes a row only once its shard answered, so that a shard down at the
+ * drop is asked again at a later load (shard_counters_forget).
+ *
  * IDENTIFICATION
  *	  src/counters/shard_counters.c
  */

@@ -27,6 +27,11 @@
  *   after (the coordinator has committed that it read them) and returns the
  *   last id and the sum of the batches after after.
  *
+ * - contcount.shard_feed_drop(feed), called by the coordinator's step
+ *   worker once the feed's counter is dropped there: deletes the feed and
+ *   everything under its id in one transaction; a feed gone already is no
+ *   error, so that a call whose answer was lost can be made again.
+ *
  * - A counter over a dimension: the coordinator names the key column when
  *   it makes the feed, and the trigger logs each row's key text with it
  *   (every key: the declared keys live on the coordinator and change
